@@ -1,0 +1,3 @@
+"""trilha: a self-hosted server-to-server postback conversion tracker."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from trilha.cli import main
+
+main()

@@ -1,0 +1,56 @@
+"""create_app(settings) -> the ASGI app: hot paths first, then the REST API and the dashboard."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from trilha import __version__
+from trilha.runtime import Runtime
+from trilha.settings import Settings
+from trilha.web import tracking
+from trilha.web.api import router as api_router
+from trilha.web.asgi import Receive, Scope, Send
+from trilha.web.errors import install_error_handlers
+
+
+class TrilhaApp:
+    """Sends /r/... straight to its bare ASGI handler; everything else goes to FastAPI."""
+
+    def __init__(self, runtime: Runtime, web: FastAPI) -> None:
+        self.runtime = runtime
+        self.web = web
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/r/"):
+            await tracking.redirect(self.runtime, scope, receive, send)
+            return
+        await self.web(scope, receive, send)
+
+
+def create_app(settings: Settings | None = None) -> TrilhaApp:
+    runtime = Runtime.from_settings(settings or Settings())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        runtime.start()
+        try:
+            yield
+        finally:
+            await runtime.stop()
+
+    web = FastAPI(
+        title="trilha",
+        version=__version__,
+        summary="Server-to-server postback conversion tracker",
+        openapi_url="/api/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    web.state.runtime = runtime
+    install_error_handlers(web)
+    web.include_router(api_router)
+    return TrilhaApp(runtime, web)

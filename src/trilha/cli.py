@@ -1,0 +1,153 @@
+"""The `trilha` command: serve, migrate, and a few account tasks. Each calls one domain function."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Annotated, TypeVar
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha import accounts, workspaces
+from trilha.db.engine import make_engine
+from trilha.db.migrate import migrate
+from trilha.errors import TrilhaError
+from trilha.settings import Settings
+
+T = TypeVar("T")
+
+cli = typer.Typer(help="trilha: server-to-server postback conversion tracker.", no_args_is_help=True)
+user_cli = typer.Typer(help="Manage users.", no_args_is_help=True)
+workspace_cli = typer.Typer(help="Manage workspaces.", no_args_is_help=True)
+apikey_cli = typer.Typer(help="Manage API keys.", no_args_is_help=True)
+cli.add_typer(user_cli, name="user")
+cli.add_typer(workspace_cli, name="workspace")
+cli.add_typer(apikey_cli, name="apikey")
+
+
+def main() -> None:
+    cli()
+
+
+def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    async def run() -> T:
+        engine = make_engine(settings.database_url)
+        try:
+            async with engine.begin() as conn:
+                return await work(conn)
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(run())
+    except TrilhaError as exc:
+        typer.secho(f"error: {exc.message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from None
+
+
+@cli.command("migrate")
+def migrate_command() -> None:
+    """Bring the database schema up to date (`serve` does this too)."""
+    settings = Settings()
+    migrate(settings.database_url)
+    typer.echo("database is up to date")
+
+
+@cli.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address [TRILHA_HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port [TRILHA_PORT].")] = None,
+    workers: Annotated[int | None, typer.Option(help="Processes [TRILHA_WORKERS].")] = None,
+) -> None:
+    """Migrate the database, then serve tracking links, postbacks, the API and the dashboard."""
+    from granian import Granian
+    from granian.constants import Interfaces
+
+    # Through the environment, so that the server's worker processes see the same values.
+    for name, value in (("HOST", host), ("PORT", port), ("WORKERS", workers)):
+        if value is not None:
+            os.environ[f"TRILHA_{name}"] = str(value)
+    settings = Settings()
+    migrate(settings.database_url)
+    setup_token = _in_transaction(settings, _setup_token_if_empty)
+    if setup_token:
+        typer.secho(
+            "No account exists yet. Open this link once to create the owner account:\n"
+            f"  {settings.base_url}/setup/{setup_token}",
+            fg=typer.colors.GREEN,
+        )
+    Granian(
+        "trilha.app:create_app",
+        factory=True,
+        interface=Interfaces.ASGI,
+        address=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=settings.log_level,  # type: ignore[arg-type]
+    ).serve()
+
+
+async def _setup_token_if_empty(conn: AsyncConnection) -> str | None:
+    if await accounts.count_users(conn):
+        return None
+    return await accounts.create_setup_token(conn, now=datetime.now(UTC))
+
+
+@user_cli.command("create")
+def user_create(
+    email: Annotated[str, typer.Option(help="Login e-mail.")],
+    password: Annotated[str, typer.Option(prompt=True, hide_input=True, confirmation_prompt=True)],
+    name: Annotated[str, typer.Option(help="Display name.")] = "",
+) -> None:
+    """Create a user who can then be added to workspaces."""
+
+    async def work(conn: AsyncConnection) -> accounts.User:
+        return await accounts.create_user(
+            conn, email=email, password=password, name=name, now=datetime.now(UTC)
+        )
+
+    user = _in_transaction(Settings(), work)
+    typer.echo(f"created user {user.email} ({user.id})")
+
+
+@workspace_cli.command("create")
+def workspace_create(
+    owner: Annotated[str, typer.Option(help="E-mail of the owning user.")],
+    name: Annotated[str, typer.Option(help="Workspace name.")],
+    timezone: Annotated[str, typer.Option(help="IANA time zone for reports.")] = "America/Sao_Paulo",
+    currency: Annotated[str, typer.Option(help="Default currency (ISO 4217).")] = "BRL",
+) -> None:
+    """Create a workspace owned by an existing user."""
+
+    async def work(conn: AsyncConnection) -> workspaces.Workspace:
+        user = await accounts.find_user_by_email(conn, owner)
+        if user is None:
+            raise TrilhaError(f"no user with e-mail {owner}; create it with `trilha user create`")
+        return await workspaces.create_workspace(
+            conn, user, name=name, timezone=timezone, currency=currency, now=datetime.now(UTC)
+        )
+
+    workspace = _in_transaction(Settings(), work)
+    typer.echo(f"created workspace {workspace.name!r} ({workspace.id})")
+
+
+@apikey_cli.command("create")
+def apikey_create(
+    email: Annotated[str, typer.Option(help="E-mail of the user the key acts as.")],
+    name: Annotated[str, typer.Option(help="What the key is for.")] = "cli",
+) -> None:
+    """Create an API key; it is printed once and stored only as a hash."""
+
+    async def work(conn: AsyncConnection) -> str:
+        user = await accounts.find_user_by_email(conn, email)
+        if user is None:
+            raise TrilhaError(f"no user with e-mail {email}")
+        _, secret = await accounts.create_api_key(conn, user, name=name, now=datetime.now(UTC))
+        return secret
+
+    secret = _in_transaction(Settings(), work)
+    typer.echo("API key (shown once; send it as `Authorization: Bearer <key>`):")
+    typer.echo(secret)

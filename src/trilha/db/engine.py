@@ -1,0 +1,74 @@
+"""make_engine(url): an async engine with SQLite's pragmas or a PostgreSQL pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+def async_url(url: str) -> str:
+    """Pick the async driver for a URL given with the bare dialect name.
+
+    >>> async_url("postgresql://postgres@127.0.0.1/test")
+    'postgresql+psycopg://postgres@127.0.0.1/test'
+    """
+    parsed = make_url(url)
+    if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif parsed.drivername in ("postgresql", "postgres", "postgresql+psycopg2"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def sync_url(url: str) -> str:
+    """The same database through a blocking driver, for Alembic.
+
+    >>> sync_url("sqlite+aiosqlite:///./trilha.db")
+    'sqlite:///./trilha.db'
+    """
+    parsed = make_url(async_url(url))
+    if parsed.drivername == "sqlite+aiosqlite":
+        parsed = parsed.set(drivername="sqlite")
+    return parsed.render_as_string(hide_password=False)
+
+
+def is_sqlite(engine: AsyncEngine) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> AsyncEngine:
+    url = async_url(url)
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = create_async_engine(url, pool_size=4, max_overflow=4)
+        _configure_sqlite(engine, sqlite_synchronous)
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+
+
+def _configure_sqlite(engine: AsyncEngine, synchronous: str) -> None:
+    if synchronous not in ("FULL", "NORMAL"):
+        raise ValueError(f"unknown synchronous mode {synchronous!r}")
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" below issue BEGIN instead of the driver's own deferred BEGIN.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
+        # trilha.click_writer checkpoints in the background, off the commit path.
+        cursor.execute("PRAGMA wal_autocheckpoint=0")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # Take the write lock up front: a deferred transaction that later writes can fail with
+        # SQLITE_BUSY without waiting for the busy timeout.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -1,0 +1,54 @@
+"""Errors trilha raises on purpose, each mapped to one HTTP answer in trilha.web.errors.
+
+TrilhaError
+ ├── NotFound              the thing asked for does not exist, or is not yours (404)
+ ├── PermissionDenied      you are signed in but your role does not allow it (403)
+ ├── NotAuthenticated      no valid session or API key (401)
+ ├── Conflict              it would break a uniqueness rule, e.g. a slug in use (409)
+ ├── InvalidInput          a value is malformed; carries field-level messages (422)
+ └── StorageUnavailable    the database could not be reached or did not commit (503)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class TrilhaError(Exception):
+    status_code = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(TrilhaError):
+    status_code = 404
+
+
+class PermissionDenied(TrilhaError):
+    status_code = 403
+
+
+class NotAuthenticated(TrilhaError):
+    status_code = 401
+
+
+class Conflict(TrilhaError):
+    status_code = 409
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class InvalidInput(TrilhaError):
+    status_code = 422
+
+    def __init__(self, fields: Mapping[str, str]) -> None:
+        super().__init__("; ".join(f"{name}: {msg}" for name, msg in fields.items()))
+        self.fields = dict(fields)
+
+
+class StorageUnavailable(TrilhaError):
+    status_code = 503

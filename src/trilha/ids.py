@@ -1,0 +1,53 @@
+"""Random identifiers and secrets, and the one-way hash secrets are stored under."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+CLICK_TIME_CHARS = 9  # 62**9 ms ≈ 430 000 years
+CLICK_RANDOM_CHARS = 14  # 62**14 > 2**83: more than 80 random bits
+CLICK_ID_LENGTH = CLICK_TIME_CHARS + CLICK_RANDOM_CHARS
+
+
+def to_base62(number: int, width: int) -> str:
+    """Fixed-width base62; ASCII order of the result is numeric order.
+
+    >>> to_base62(61, 3)
+    '00z'
+    """
+    chars = []
+    for _ in range(width):
+        number, rest = divmod(number, 62)
+        chars.append(BASE62[rest])
+    if number:
+        raise ValueError("number does not fit the width")
+    return "".join(reversed(chars))
+
+
+def mint_click_id(now_ms: int | None = None) -> str:
+    """A 23-character [0-9A-Za-z] id: milliseconds since the epoch, then 83 random bits.
+
+    Time first keeps new ids at the end of the primary-key index.
+    """
+    millis = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    return to_base62(millis, CLICK_TIME_CHARS) + "".join(
+        secrets.choice(BASE62) for _ in range(CLICK_RANDOM_CHARS)
+    )
+
+
+def new_id() -> str:
+    """A random 22-character [0-9A-Za-z] id for rows that appear in URLs (131 bits)."""
+    return "".join(secrets.choice(BASE62) for _ in range(22))
+
+
+def new_secret(prefix: str = "") -> str:
+    """A 256-bit secret for tokens and keys, URL-safe."""
+    return prefix + secrets.token_urlsafe(32)
+
+
+def hash_secret(secret: str) -> str:
+    """SHA-256 of a high-entropy secret; enough for random tokens (not for passwords)."""
+    return hashlib.sha256(secret.encode()).hexdigest()

@@ -1,0 +1,86 @@
+"""The macro language of offer URLs: ``{name}`` placeholders filled in one pass.
+
+A value lands URL-encoded for the part of the URL it lands in (path, query or fragment), a value
+that itself contains ``{x}`` is never expanded again, and an unknown macro stays exactly as
+written so that a typo shows in the final URL instead of silently vanishing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from urllib.parse import quote
+
+from trilha.db.schema import CLICK_IDS, SUBS, UTMS
+
+MACRO = re.compile(r"\{([A-Za-z][A-Za-z0-9_.\-]*)\}")
+
+# Characters RFC 3986 lets stand unencoded in each part, less the ones that would change the
+# meaning of what follows: "/" in a path segment value, "&", "=" and "+" in a query value.
+SAFE_IN_PATH = "-._~!$&'()*+,;=:@"
+SAFE_IN_QUERY = "-._~!$'()*,;:@/?"
+SAFE_IN_FRAGMENT = "-._~!$&'()*+,;=:@/?"
+
+# Built-in macros and what each holds, in the order docs/macros.md lists them.
+BUILTIN_MACROS: dict[str, str] = {
+    "click_id": "The click's unique id (23 characters, [0-9A-Za-z]).",
+    "campaign_id": "The campaign's id in trilha.",
+    "campaign_name": "The campaign's name.",
+    "campaign_slug": "The slug of the tracking link.",
+    "source": "The traffic source's name.",
+    "source_id": "The traffic source's id in trilha.",
+    "creative": "Creative (ad creative id or name) sent by the source.",
+    "ad_id": "Ad id sent by the source.",
+    "ad_name": "Ad name sent by the source.",
+    "adset_id": "Ad set (ad group) id sent by the source.",
+    "adset_name": "Ad set (ad group) name sent by the source.",
+    "placement": "Placement sent by the source.",
+    "site_id": "Site or zone id sent by the source.",
+    "keyword": "Keyword sent by the source.",
+    "device": "Device type: desktop, mobile, tablet or bot.",
+    "os": "Operating system family, e.g. Android, iOS, Windows.",
+    "browser": "Browser family, e.g. Chrome Mobile, Safari.",
+    "country": "Two-letter country code of the visitor's IP, or empty.",
+    "ip": "The visitor's IP address.",
+    "user_agent": "The visitor's User-Agent header.",
+    "referrer": "The Referer header of the click, or empty.",
+    "timestamp": "Unix time of the click, in seconds.",
+    "date": "Date of the click in the workspace's time zone, YYYY-MM-DD.",
+    "random": "A random number from 0 to 999999999, new for every click.",
+    **{name: f"{name} sent by the source." for name in SUBS},
+    **{name: f"The {name} query parameter." for name in UTMS},
+    **{name: f"The {name} click identifier of the ad network." for name in CLICK_IDS},
+}
+
+
+def fill_macros(template: str, values: Mapping[str, str]) -> str:
+    """Replace {name} placeholders in one pass; unknown names stay as they are.
+
+    >>> fill_macros("https://x.test/?cid={click_id}&t={typo}", {"click_id": "a b&c"})
+    'https://x.test/?cid=a%20b%26c&t={typo}'
+    """
+    query_at = _index_or_end(template, "?")
+    fragment_at = _index_or_end(template, "#")
+
+    def replace(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        if value is None:
+            return match.group(0)
+        if match.start() > fragment_at:
+            return quote(value, safe=SAFE_IN_FRAGMENT)
+        if match.start() > query_at:
+            return quote(value, safe=SAFE_IN_QUERY)
+        return quote(value, safe=SAFE_IN_PATH)
+
+    return MACRO.sub(replace, template)
+
+
+def unknown_macros(template: str, values: Mapping[str, str]) -> tuple[str, ...]:
+    """Names in ``template`` that neither a built-in macro nor ``values`` provides."""
+    names = dict.fromkeys(m.group(1) for m in MACRO.finditer(template))
+    return tuple(n for n in names if n not in BUILTIN_MACROS and n not in values)
+
+
+def _index_or_end(text: str, char: str) -> int:
+    index = text.find(char)
+    return len(text) if index < 0 else index

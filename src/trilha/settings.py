@@ -1,0 +1,67 @@
+"""Settings read from ``TRILHA_*`` environment variables (and a ``.env`` file).
+
+Every field is documented in docs/settings.md; tests/test_docs.py keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network, IPv6Network, ip_network
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./trilha.db"
+
+Network = IPv4Network | IPv6Network
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TRILHA_", env_file=".env", frozen=True)
+
+    database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL of the database.")
+    host: str = Field("127.0.0.1", description="Address `trilha serve` listens on.")
+    port: int = Field(8000, ge=1, le=65535, description="Port `trilha serve` listens on.")
+    workers: int = Field(1, ge=1, le=64, description="Server processes `trilha serve` starts.")
+    public_url: str | None = Field(
+        None,
+        description="Base URL visitors and platforms reach trilha on, used in the links it shows "
+        "(default: http://HOST:PORT).",
+    )
+    log_format: Literal["json", "console"] = Field("console", description="Log line format.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Log level."
+    )
+    trusted_proxies: Annotated[list[Network], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated CIDRs whose X-Forwarded-For header is believed.",
+    )
+    geoip_database: str | None = Field(
+        None, description="Path to a MaxMind .mmdb country or city database (optional)."
+    )
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
+        "FULL",
+        description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",
+    )
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_networks(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [
+                ip_network(part.strip(), strict=False) for part in value.split(",") if part.strip()
+            ]
+        return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _strip_slash(cls, value: str | None) -> str | None:
+        return value.rstrip("/") if value else None
+
+    @property
+    def base_url(self) -> str:
+        return self.public_url or f"http://{self.host}:{self.port}"
+
+    @property
+    def is_secure(self) -> bool:
+        return self.base_url.startswith("https://")

@@ -1,0 +1,136 @@
+"""Who clicked: IP (behind trusted proxies only), device, OS, browser, country, bot flag."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from ipaddress import IPv4Address, IPv6Address, ip_address
+
+import iptocc
+import ua_parser
+
+from trilha.settings import Network
+
+UA_CACHE_SIZE = 2000
+
+# Crawlers, link-preview fetchers, monitoring and scripted clients. Kept broad on purpose:
+# a flagged click is still stored and redirected, only counted apart.
+BOT_PATTERN = re.compile(
+    r"bot\b|bot/|crawl|spider|slurp|preview|facebookexternalhit|facebookcatalog|meta-external"
+    r"|embedly|pinterest|whatsapp|telegram|skypeuripreview|discord|headless|phantomjs"
+    r"|lighthouse|pagespeed|gtmetrix|pingdom|uptime|monitor|curl/|wget/|python-requests"
+    r"|python-urllib|aiohttp|httpx|go-http-client|java/|okhttp|libwww|axios|node-fetch"
+    r"|scrapy|postman|insomnia|apache-httpclient|bingpreview|adsbot|mediapartners",
+    re.IGNORECASE,
+)
+TABLET_PATTERN = re.compile(r"ipad|tablet|kindle|silk/|playbook|sm-t\d|tab\b", re.IGNORECASE)
+MOBILE_OS = frozenset({"Android", "iOS", "Windows Phone", "BlackBerry OS", "KaiOS", "HarmonyOS"})
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    device_type: str
+    os: str
+    browser: str
+    is_bot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Visitor:
+    ip: str
+    user_agent: str
+    referrer: str
+    device: Device
+    country: str
+
+    @property
+    def key(self) -> str:
+        """Identifies a visitor for uniqueness: IP plus user agent."""
+        digest = hashlib.blake2b(f"{self.ip}\n{self.user_agent}".encode(), digest_size=16)
+        return digest.hexdigest()
+
+
+@lru_cache(maxsize=UA_CACHE_SIZE)
+def parse_device(user_agent: str) -> Device:
+    """Classify a user agent; an empty one is a bot (browsers always send one).
+
+    >>> parse_device("curl/8.5.0")
+    Device(device_type='bot', os='Other', browser='curl', is_bot=True)
+    """
+    result = ua_parser.parse(user_agent)
+    browser = result.user_agent.family if result.user_agent else "Other"
+    os_name = result.os.family if result.os else "Other"
+    device_family = result.device.family if result.device else "Other"
+    is_bot = (
+        not user_agent.strip() or device_family == "Spider" or bool(BOT_PATTERN.search(user_agent))
+    )
+    if is_bot:
+        device_type = "bot"
+    elif TABLET_PATTERN.search(user_agent):
+        device_type = "tablet"
+    elif os_name in MOBILE_OS or "Mobile" in user_agent:
+        device_type = "mobile"
+    else:
+        device_type = "desktop"
+    return Device(device_type=device_type, os=os_name, browser=browser, is_bot=is_bot)
+
+
+def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) -> str:
+    """The visitor's address: walk X-Forwarded-For from the right while hops are trusted.
+
+    >>> from ipaddress import ip_network
+    >>> client_ip("10.0.0.2", "203.0.113.9, 10.0.0.1", [ip_network("10.0.0.0/8")])
+    '203.0.113.9'
+    """
+    address = _parse_ip(peer)
+    if address is None:
+        return peer[:45]
+    if forwarded_for is None or not _is_trusted(address, trusted):
+        return str(address)
+    for hop in reversed(forwarded_for.split(",")):
+        hop_address = _parse_ip(hop.strip())
+        if hop_address is None:
+            break
+        address = hop_address
+        if not _is_trusted(address, trusted):
+            break
+    return str(address)
+
+
+class CountryLookup:
+    """Country of an IP from the built-in table, or from a user-supplied MaxMind database."""
+
+    def __init__(self, mmdb_path: str | None = None) -> None:
+        self._reader = None
+        if mmdb_path:
+            import maxminddb
+
+            self._reader = maxminddb.open_database(mmdb_path)
+
+    def __call__(self, ip: str) -> str:
+        try:
+            if self._reader is not None:
+                record = self._reader.get(ip)
+                country = record.get("country", {}) if isinstance(record, dict) else {}
+                return str(country.get("iso_code", "")) if isinstance(country, dict) else ""
+            return str(iptocc.country_code(ip) or "")
+        except ValueError:
+            return ""
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+
+
+def _parse_ip(text: str) -> IPv4Address | IPv6Address | None:
+    try:
+        return ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_trusted(address: IPv4Address | IPv6Address, trusted: Sequence[Network]) -> bool:
+    return any(address.version == net.version and address in net for net in trusted)

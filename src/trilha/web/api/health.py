@@ -1,0 +1,20 @@
+"""GET /api/v1/health: is the process up and the database answering."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health", summary="Liveness and database check")
+async def health(request: Request) -> JSONResponse:
+    try:
+        async with request.app.state.runtime.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except (SQLAlchemyError, OSError):
+        return JSONResponse({"status": "unavailable", "database": "unreachable"}, status_code=503)
+    return JSONResponse({"status": "ok", "database": "ok"})

@@ -1,0 +1,53 @@
+"""The few ASGI helpers the hot paths use instead of a framework."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from html import escape
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_HEADER_VALUE = 4096
+
+
+def header_map(scope: Scope, wanted: Iterable[bytes]) -> dict[bytes, str]:
+    """The first value of each wanted header, decoded as Latin-1, capped, without NULs."""
+    names = set(wanted)
+    found: dict[bytes, str] = {}
+    for name, value in scope["headers"]:
+        if name in names and name not in found:
+            found[name] = value[:MAX_HEADER_VALUE].decode("latin-1").replace("\x00", "")
+    return found
+
+
+async def send_html(
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    head_only: bool = False,
+    extra: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    body = (
+        "<!doctype html><html lang=en><meta charset=utf-8>"
+        '<meta name=viewport content="width=device-width,initial-scale=1">'
+        '<title>trilha</title><body style="font-family:system-ui;margin:4rem auto;max-width:32rem">'
+        f"<p>{escape(message)}</p></body></html>"
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                *extra,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if head_only else body})

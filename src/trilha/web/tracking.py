@@ -1,0 +1,97 @@
+"""The hot path GET|HEAD /r/{slug}: a bare ASGI function, no framework in between."""
+
+from __future__ import annotations
+
+import re
+import string
+from datetime import UTC, datetime
+from urllib.parse import parse_qsl, quote
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from trilha.click_writer import Redirect, preview_redirect
+from trilha.clicks import ClickRequest, clean_params
+from trilha.errors import StorageUnavailable
+from trilha.runtime import Runtime
+from trilha.visitors import Visitor, client_ip, parse_device
+from trilha.web.asgi import Receive, Scope, Send, header_map, send_html
+
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+LOCATION_SAFE = string.punctuation.replace('"', "").replace("<", "").replace(">", "")
+
+NOT_FOUND_PAGE = "This link does not exist or is no longer active."
+UNAVAILABLE_PAGE = "Tracking is briefly unavailable. Please try again in a moment."
+
+
+async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
+    method = scope["method"]
+    if method not in ("GET", "HEAD"):
+        await send_html(send, 405, "Method not allowed.", extra=[(b"allow", b"GET, HEAD")])
+        return
+    slug = scope["path"][3:]
+    if not SLUG.fullmatch(slug):
+        await send_html(send, 404, NOT_FOUND_PAGE, head_only=method == "HEAD")
+        return
+    request = click_request(runtime, scope, slug)
+    try:
+        if method == "HEAD":
+            async with runtime.engine.connect() as conn:
+                outcome = await preview_redirect(conn, request)
+        else:
+            outcome = await runtime.clicks.record(request)
+    except (StorageUnavailable, SQLAlchemyError, OSError):
+        await send_html(
+            send, 503, UNAVAILABLE_PAGE, head_only=method == "HEAD", extra=[(b"retry-after", b"5")]
+        )
+        return
+    location = outcome.location if isinstance(outcome, Redirect) else outcome.url
+    if location is None:
+        await send_html(send, 404, NOT_FOUND_PAGE, head_only=method == "HEAD")
+        return
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 302,
+            "headers": [
+                (b"location", quote(location, safe=LOCATION_SAFE).encode("ascii")),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer-when-downgrade"),
+                (b"content-length", b"0"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
+    headers = header_map(scope, (b"host", b"user-agent", b"referer", b"x-forwarded-for"))
+    peer = scope["client"][0] if scope.get("client") else "0.0.0.0"  # noqa: S104 -- unknown peer
+    ip = client_ip(peer, headers.get(b"x-forwarded-for"), runtime.settings.trusted_proxies)
+    user_agent = headers.get(b"user-agent", "")
+    visitor = Visitor(
+        ip=ip,
+        user_agent=user_agent,
+        referrer=headers.get(b"referer", ""),
+        device=parse_device(user_agent),
+        country=runtime.countries(ip),
+    )
+    query = scope.get("query_string", b"").decode("utf-8", "replace")
+    return ClickRequest(
+        host=request_host(headers.get(b"host", "")),
+        slug=slug,
+        visitor=visitor,
+        params=clean_params(parse_qsl(query, keep_blank_values=True, errors="replace")),
+        now=datetime.now(UTC),
+    )
+
+
+def request_host(host_header: str) -> str:
+    """The Host header without its port, lower-cased.
+
+    >>> request_host("Track.Example.com:8443"), request_host("[::1]:8000")
+    ('track.example.com', '[::1]')
+    """
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.rsplit(":", 1)[0] if ":" in host else host

@@ -1,0 +1,305 @@
+"""Workspaces, who belongs to them with which role, and their custom tracking domains."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.accounts import User
+from trilha.db.schema import campaigns, domains, memberships, users, workspaces
+from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from trilha.ids import new_id, new_secret
+from trilha.validation import (
+    optional_http_url,
+    require_currency,
+    require_host,
+    require_text,
+    require_timezone,
+)
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    MEMBER = "member"
+    VIEWER = "viewer"
+
+    def allows(self, needed: Role) -> bool:
+        """Owners may do what members may, and members what viewers may."""
+        order = (Role.VIEWER, Role.MEMBER, Role.OWNER)
+        return order.index(self) >= order.index(needed)
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    id: str
+    name: str
+    timezone: str
+    currency: str
+    postback_token: str
+    fallback_url: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    workspace: Workspace
+    role: Role
+
+    def require(self, needed: Role) -> None:
+        if not self.role.allows(needed):
+            raise PermissionDenied(f"this needs the {needed.value} role in the workspace")
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    user_id: str
+    email: str
+    name: str
+    role: Role
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    id: str
+    host: str
+    fallback_url: str | None
+    created_at: datetime
+
+
+def _workspace(row: object) -> Workspace:
+    return Workspace(**{f: getattr(row, f) for f in Workspace.__dataclass_fields__})
+
+
+async def create_workspace(
+    conn: AsyncConnection,
+    owner: User,
+    *,
+    name: str,
+    timezone: str = "America/Sao_Paulo",
+    currency: str = "BRL",
+    fallback_url: str | None = None,
+    now: datetime,
+) -> Workspace:
+    workspace = Workspace(
+        id=new_id(),
+        name=require_text(name, "name", max_length=120),
+        timezone=require_timezone(timezone),
+        currency=require_currency(currency),
+        postback_token=new_secret(),
+        fallback_url=optional_http_url(fallback_url, "fallback_url"),
+        created_at=now,
+    )
+    await conn.execute(workspaces.insert().values(**asdict(workspace)))
+    await conn.execute(
+        memberships.insert().values(
+            workspace_id=workspace.id, user_id=owner.id, role=Role.OWNER, created_at=now
+        )
+    )
+    return workspace
+
+
+async def list_memberships(conn: AsyncConnection, user: User) -> list[Membership]:
+    rows = await conn.execute(
+        select(workspaces, memberships.c.role)
+        .join(memberships, memberships.c.workspace_id == workspaces.c.id)
+        .where(memberships.c.user_id == user.id)
+        .order_by(workspaces.c.name, workspaces.c.id)
+    )
+    return [Membership(_workspace(row), Role(row.role)) for row in rows]
+
+
+async def get_membership(conn: AsyncConnection, user: User, workspace_id: str) -> Membership:
+    """The user's place in a workspace; NotFound also when they are not a member."""
+    row = (
+        await conn.execute(
+            select(workspaces, memberships.c.role)
+            .join(memberships, memberships.c.workspace_id == workspaces.c.id)
+            .where(memberships.c.user_id == user.id, workspaces.c.id == workspace_id)
+        )
+    ).first()
+    if row is None:
+        raise NotFound("workspace not found")
+    return Membership(_workspace(row), Role(row.role))
+
+
+async def update_workspace(
+    conn: AsyncConnection,
+    workspace: Workspace,
+    *,
+    name: str | None = None,
+    timezone: str | None = None,
+    currency: str | None = None,
+    fallback_url: str | None = None,
+    clear_fallback_url: bool = False,
+) -> Workspace:
+    values: dict[str, object] = {}
+    if name is not None:
+        values["name"] = require_text(name, "name", max_length=120)
+    if timezone is not None:
+        values["timezone"] = require_timezone(timezone)
+    if currency is not None:
+        values["currency"] = require_currency(currency)
+    if fallback_url is not None or clear_fallback_url:
+        values["fallback_url"] = optional_http_url(fallback_url, "fallback_url")
+    if values:
+        await conn.execute(
+            update(workspaces).where(workspaces.c.id == workspace.id).values(**values)
+        )
+    return await _get_workspace(conn, workspace.id)
+
+
+async def rotate_postback_token(conn: AsyncConnection, workspace: Workspace) -> Workspace:
+    await conn.execute(
+        update(workspaces)
+        .where(workspaces.c.id == workspace.id)
+        .values(postback_token=new_secret())
+    )
+    return await _get_workspace(conn, workspace.id)
+
+
+async def delete_workspace(conn: AsyncConnection, workspace: Workspace) -> None:
+    await conn.execute(delete(workspaces).where(workspaces.c.id == workspace.id))
+
+
+async def _get_workspace(conn: AsyncConnection, workspace_id: str) -> Workspace:
+    row = (await conn.execute(select(workspaces).where(workspaces.c.id == workspace_id))).first()
+    if row is None:
+        raise NotFound("workspace not found")
+    return _workspace(row)
+
+
+async def list_members(conn: AsyncConnection, workspace: Workspace) -> list[Member]:
+    rows = await conn.execute(
+        select(
+            users.c.id, users.c.email, users.c.name, memberships.c.role, memberships.c.created_at
+        )
+        .join(memberships, memberships.c.user_id == users.c.id)
+        .where(memberships.c.workspace_id == workspace.id)
+        .order_by(users.c.email)
+    )
+    return [Member(r.id, r.email, r.name, Role(r.role), r.created_at) for r in rows]
+
+
+async def add_member(
+    conn: AsyncConnection, workspace: Workspace, user: User, *, role: Role, now: datetime
+) -> Member:
+    try:
+        async with conn.begin_nested():
+            await conn.execute(
+                memberships.insert().values(
+                    workspace_id=workspace.id, user_id=user.id, role=role, created_at=now
+                )
+            )
+    except IntegrityError:
+        raise Conflict("this user is already a member", field="email") from None
+    return Member(user.id, user.email, user.name, role, now)
+
+
+async def change_role(
+    conn: AsyncConnection, workspace: Workspace, user_id: str, role: Role
+) -> None:
+    await _keep_an_owner(conn, workspace, user_id, new_role=role)
+    result = await conn.execute(
+        update(memberships)
+        .where(memberships.c.workspace_id == workspace.id, memberships.c.user_id == user_id)
+        .values(role=role)
+    )
+    if result.rowcount == 0:
+        raise NotFound("member not found")
+
+
+async def remove_member(conn: AsyncConnection, workspace: Workspace, user_id: str) -> None:
+    await _keep_an_owner(conn, workspace, user_id, new_role=None)
+    result = await conn.execute(
+        delete(memberships).where(
+            memberships.c.workspace_id == workspace.id, memberships.c.user_id == user_id
+        )
+    )
+    if result.rowcount == 0:
+        raise NotFound("member not found")
+
+
+async def _keep_an_owner(
+    conn: AsyncConnection, workspace: Workspace, user_id: str, *, new_role: Role | None
+) -> None:
+    owners = set(
+        (
+            await conn.execute(
+                select(memberships.c.user_id).where(
+                    memberships.c.workspace_id == workspace.id, memberships.c.role == Role.OWNER
+                )
+            )
+        ).scalars()
+    )
+    if owners == {user_id} and new_role != Role.OWNER:
+        raise InvalidInput({"role": "a workspace needs at least one owner"})
+
+
+async def add_domain(
+    conn: AsyncConnection,
+    workspace: Workspace,
+    *,
+    host: str,
+    fallback_url: str | None = None,
+    now: datetime,
+) -> Domain:
+    domain = Domain(
+        id=new_id(),
+        host=require_host(host),
+        fallback_url=optional_http_url(fallback_url, "fallback_url"),
+        created_at=now,
+    )
+    try:
+        async with conn.begin_nested():
+            await conn.execute(domains.insert().values(workspace_id=workspace.id, **asdict(domain)))
+    except IntegrityError:
+        raise Conflict("this domain is already in use", field="host") from None
+    return domain
+
+
+async def list_domains(conn: AsyncConnection, workspace: Workspace) -> list[Domain]:
+    rows = await conn.execute(
+        select(domains).where(domains.c.workspace_id == workspace.id).order_by(domains.c.host)
+    )
+    return [Domain(r.id, r.host, r.fallback_url, r.created_at) for r in rows]
+
+
+async def get_domain(conn: AsyncConnection, workspace: Workspace, domain_id: str) -> Domain:
+    row = (
+        await conn.execute(
+            select(domains).where(domains.c.id == domain_id, domains.c.workspace_id == workspace.id)
+        )
+    ).first()
+    if row is None:
+        raise NotFound("domain not found")
+    return Domain(row.id, row.host, row.fallback_url, row.created_at)
+
+
+async def update_domain(
+    conn: AsyncConnection, workspace: Workspace, domain_id: str, *, fallback_url: str | None
+) -> Domain:
+    await get_domain(conn, workspace, domain_id)
+    await conn.execute(
+        update(domains)
+        .where(domains.c.id == domain_id)
+        .values(fallback_url=optional_http_url(fallback_url, "fallback_url"))
+    )
+    return await get_domain(conn, workspace, domain_id)
+
+
+async def delete_domain(conn: AsyncConnection, workspace: Workspace, domain_id: str) -> None:
+    domain = await get_domain(conn, workspace, domain_id)
+    in_use = (
+        await conn.execute(
+            select(func.count()).select_from(campaigns).where(campaigns.c.host == domain.host)
+        )
+    ).scalar_one()
+    if in_use:
+        raise Conflict(f"{in_use} campaign(s) still use this domain; move them first")
+    await conn.execute(delete(domains).where(domains.c.id == domain_id))

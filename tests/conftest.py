@@ -1,0 +1,95 @@
+"""Fixtures: a fresh database per test (SQLite file, or PostgreSQL when TRILHA_TEST_DATABASE_URL
+is set), the app running on it, an HTTP client speaking to the app, and a connection to arrange
+and inspect rows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import httpx
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from trilha.app import TrilhaApp, create_app
+from trilha.db.engine import make_engine
+from trilha.db.migrate import migrate
+from trilha.settings import Settings
+
+POSTGRES_URL = os.environ.get("TRILHA_TEST_DATABASE_URL")
+TEMPLATE_DB = "trilha_test_template"
+
+
+def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
+    parsed = make_url(url)
+    return psycopg.connect(
+        host=parsed.host,
+        port=parsed.port or 5432,
+        user=parsed.username,
+        password=parsed.password,
+        dbname=parsed.database,
+        autocommit=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str | None]:
+    """A PostgreSQL database migrated once; each test gets a copy of it."""
+    if POSTGRES_URL is None:
+        yield None
+        return
+    with _admin(POSTGRES_URL) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
+    template_url = make_url(POSTGRES_URL).set(database=TEMPLATE_DB)
+    migrate(template_url.render_as_string(hide_password=False))
+    yield TEMPLATE_DB
+    with _admin(POSTGRES_URL) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, postgres_template: str | None) -> Iterator[str]:
+    if POSTGRES_URL is None or postgres_template is None:
+        url = f"sqlite+aiosqlite:///{tmp_path / 'trilha.db'}"
+        migrate(url)
+        yield url
+        return
+    name = f"trilha_test_{uuid4().hex[:12]}"
+    with _admin(POSTGRES_URL) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
+    yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    with _admin(POSTGRES_URL) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, public_url="http://testserver", _env_file=None)
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[TrilhaApp]:
+    application = create_app(settings)
+    application.runtime.start()
+    yield application
+    await application.runtime.stop()
+
+
+@pytest.fixture
+async def client(app: TrilhaApp) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, client=("198.51.100.23", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine of the test's own, to arrange rows and read what the app wrote."""
+    engine = make_engine(database_url)
+    yield engine
+    await engine.dispose()

@@ -1,0 +1,73 @@
+"""Plain functions that put rows in place for a test, each in its own committed transaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from itertools import count
+from typing import Any
+
+from sqlalchemy import Table, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from trilha.accounts import User, create_api_key, create_user
+from trilha.campaigns import Campaign, ParamMapping, TrafficSource, create_campaign, create_source
+from trilha.workspaces import Domain, Workspace, add_domain, create_workspace
+
+PASSWORD = "correct horse battery"
+_serial = count(1)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def make_user(db: AsyncEngine, *, email: str | None = None, password: str = PASSWORD) -> User:
+    async with db.begin() as conn:
+        return await create_user(
+            conn, email=email or f"user{next(_serial)}@example.com", password=password, now=now()
+        )
+
+
+async def make_workspace(db: AsyncEngine, *, owner: User | None = None, **fields: Any) -> Workspace:
+    owner = owner or await make_user(db)
+    fields.setdefault("name", f"Workspace {next(_serial)}")
+    async with db.begin() as conn:
+        return await create_workspace(conn, owner, now=now(), **fields)
+
+
+async def make_source(
+    db: AsyncEngine,
+    workspace: Workspace,
+    *,
+    name: str | None = None,
+    params: tuple[ParamMapping, ...] = (),
+) -> TrafficSource:
+    async with db.begin() as conn:
+        return await create_source(
+            conn, workspace, name=name or f"Source {next(_serial)}", params=params, now=now()
+        )
+
+
+async def make_campaign(db: AsyncEngine, workspace: Workspace, **fields: Any) -> Campaign:
+    fields.setdefault("name", f"Campaign {next(_serial)}")
+    fields.setdefault("slug", f"offer-{next(_serial)}")
+    fields.setdefault("offer_url", "https://pay.example.com/checkout/abc?src={click_id}")
+    async with db.begin() as conn:
+        return await create_campaign(conn, workspace, now=now(), **fields)
+
+
+async def make_domain(db: AsyncEngine, workspace: Workspace, host: str, **fields: Any) -> Domain:
+    async with db.begin() as conn:
+        return await add_domain(conn, workspace, host=host, now=now(), **fields)
+
+
+async def make_api_key(db: AsyncEngine, user: User) -> str:
+    async with db.begin() as conn:
+        _, secret = await create_api_key(conn, user, name="tests", now=now())
+    return secret
+
+
+async def fetch_all(db: AsyncEngine, table: Table, **where: Any) -> list[dict[str, Any]]:
+    query = select(table).where(*(table.c[name] == value for name, value in where.items()))
+    async with db.connect() as conn:
+        return [dict(row) for row in (await conn.execute(query)).mappings()]
