@@ -19,7 +19,9 @@ from trilha.settings import Settings
 
 T = TypeVar("T")
 
-cli = typer.Typer(help="trilha: server-to-server postback conversion tracker.", no_args_is_help=True)
+cli = typer.Typer(
+    help="trilha: server-to-server postback conversion tracker.", no_args_is_help=True
+)
 user_cli = typer.Typer(help="Manage users.", no_args_is_help=True)
 workspace_cli = typer.Typer(help="Manage workspaces.", no_args_is_help=True)
 apikey_cli = typer.Typer(help="Manage API keys.", no_args_is_help=True)
@@ -117,7 +119,9 @@ def user_create(
 def workspace_create(
     owner: Annotated[str, typer.Option(help="E-mail of the owning user.")],
     name: Annotated[str, typer.Option(help="Workspace name.")],
-    timezone: Annotated[str, typer.Option(help="IANA time zone for reports.")] = "America/Sao_Paulo",
+    timezone: Annotated[
+        str, typer.Option(help="IANA time zone for reports.")
+    ] = "America/Sao_Paulo",
     currency: Annotated[str, typer.Option(help="Default currency (ISO 4217).")] = "BRL",
 ) -> None:
     """Create a workspace owned by an existing user."""
