@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import pytest
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import (
+    fetch_all,
+    make_campaign,
+    make_domain,
+    make_source,
+    make_workspace,
+)
+from trilha.app import create_app
+from trilha.campaigns import CampaignStatus, ParamMapping, update_campaign
 from trilha.db.schema import clicks
+from trilha.ids import to_base62
+from trilha.settings import Settings
 
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -51,3 +67,277 @@ async def test_it_stores_the_click_and_redirects_with_macros_filled(
     )
     assert row["ip"] == "198.51.100.23"
     assert row["referrer"] == "https://m.facebook.com/"
+
+
+async def test_it_answers_head_with_the_same_redirect_but_records_no_click(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp", offer_url="https://offer.example.com/?s={sub1}")
+
+    response = await client.head("/r/lp?sub1=abc")
+
+    assert response.status_code == 302
+    assert response.headers["location"] == "https://offer.example.com/?s=abc"
+    assert await fetch_all(db, clicks) == []
+
+
+async def test_it_flags_bots_and_still_redirects_them(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+
+    for agent in ("facebookexternalhit/1.1", "Googlebot/2.1 (+http://www.google.com/bot.html)", ""):
+        response = await client.get("/r/lp", headers={"user-agent": agent})
+        assert response.status_code == 302
+
+    rows = await fetch_all(db, clicks)
+    assert [(r["is_bot"], r["device_type"]) for r in rows] == [(True, "bot")] * 3
+
+
+async def test_it_counts_a_visitor_once_per_campaign_within_a_day(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="one")
+    await make_campaign(db, workspace, slug="two")
+
+    await client.get("/r/one", headers={"user-agent": IPHONE})
+    await client.get("/r/one", headers={"user-agent": IPHONE})
+    await client.get("/r/one", headers={"user-agent": "Mozilla/5.0 (Windows NT 10.0) Chrome/120"})
+    await client.get("/r/two", headers={"user-agent": IPHONE})
+
+    rows = sorted(await fetch_all(db, clicks), key=lambda r: r["id"])
+    assert [r["is_unique"] for r in rows] == [True, False, True, True]
+
+
+async def test_it_treats_a_visitor_as_new_after_24_hours(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+    await client.get("/r/lp", headers={"user-agent": IPHONE})
+    async with db.begin() as conn:
+        await conn.execute(
+            update(clicks).values(created_at=datetime.now(UTC) - timedelta(hours=25))
+        )
+
+    await client.get("/r/lp", headers={"user-agent": IPHONE})
+
+    rows = sorted(await fetch_all(db, clicks), key=lambda r: r["created_at"])
+    assert [r["is_unique"] for r in rows] == [True, True]
+
+
+async def test_it_sends_unique_time_ordered_click_ids(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp", offer_url="https://o.example.com/?c={click_id}")
+
+    responses = await asyncio.gather(*(client.get("/r/lp") for _ in range(50)))
+
+    ids = [parse_qs(urlsplit(r.headers["location"]).query)["c"][0] for r in responses]
+    assert len(set(ids)) == 50
+    assert all(re.fullmatch(r"[0-9A-Za-z]{23}", click_id) for click_id in ids)
+    stored = await fetch_all(db, clicks)
+    assert {r["id"] for r in stored} == set(ids)
+    for row in stored:  # the id starts with the click's millisecond, so ids sort by time
+        assert row["id"][:9] == to_base62(int(row["created_at"].timestamp() * 1000), 9)
+
+
+async def test_it_fills_fields_from_the_traffic_sources_own_parameter_names(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    source = await make_source(
+        db,
+        workspace,
+        name="Facebook",
+        params=(ParamMapping("fb_ad", "ad_id"), ParamMapping("pl", "placement")),
+    )
+    await make_campaign(
+        db,
+        workspace,
+        slug="fb",
+        source_id=source.id,
+        offer_url="https://o.example.com/?ad={ad_id}&pl={placement}&src={source}",
+    )
+
+    response = await client.get("/r/fb?fb_ad=999&pl=feed&other=1")
+
+    assert response.headers["location"] == "https://o.example.com/?ad=999&pl=feed&src=Facebook"
+    [row] = await fetch_all(db, clicks)
+    assert (row["ad_id"], row["placement"], row["source_id"]) == ("999", "feed", source.id)
+    assert row["params"] == {"other": "1"}
+
+
+async def test_it_routes_a_custom_domain_to_its_own_workspace(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    first = await make_workspace(db)
+    second = await make_workspace(db)
+    await make_domain(db, second, "track.second.example")
+    await make_campaign(db, first, slug="same", offer_url="https://first.example.com/")
+    await make_campaign(
+        db,
+        second,
+        slug="same",
+        host="track.second.example",
+        offer_url="https://second.example.com/",
+    )
+
+    default = await client.get("/r/same")
+    custom = await client.get("/r/same", headers={"host": "Track.Second.Example:443"})
+
+    assert default.headers["location"] == "https://first.example.com/"
+    assert custom.headers["location"] == "https://second.example.com/"
+    rows = await fetch_all(db, clicks)
+    assert sorted(r["workspace_id"] for r in rows) == sorted([first.id, second.id])
+
+
+async def test_it_sends_unknown_slugs_to_the_domains_fallback_url(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db, fallback_url="https://home.example.com/")
+    await make_domain(db, workspace, "go.example.net")
+    other = await make_workspace(db)
+    await make_domain(db, other, "go.example.org", fallback_url="https://org.example.com/")
+
+    from_workspace = await client.get("/r/nope", headers={"host": "go.example.net"})
+    from_domain = await client.get("/r/nope", headers={"host": "go.example.org"})
+    on_default = await client.get("/r/nope")
+
+    assert from_workspace.status_code == 302
+    assert from_workspace.headers["location"] == "https://home.example.com/"
+    assert from_domain.headers["location"] == "https://org.example.com/"
+    assert on_default.status_code == 404
+    assert "does not exist" in on_default.text
+    assert await fetch_all(db, clicks) == []
+
+
+async def test_it_sends_a_paused_campaigns_visitors_to_its_fallback(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(
+        db,
+        workspace,
+        slug="paused",
+        status=CampaignStatus.PAUSED,
+        fallback_url="https://other-offer.example.com/",
+    )
+    await make_campaign(db, workspace, slug="paused-bare", status=CampaignStatus.PAUSED)
+
+    with_fallback = await client.get("/r/paused")
+    without = await client.get("/r/paused-bare")
+
+    assert with_fallback.status_code == 302
+    assert with_fallback.headers["location"] == "https://other-offer.example.com/"
+    assert without.status_code == 404
+    assert await fetch_all(db, clicks) == []
+
+
+async def test_it_applies_a_campaign_edit_to_the_very_next_click(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    campaign = await make_campaign(db, workspace, slug="lp", offer_url="https://old.example.com/")
+    await client.get("/r/lp")
+    async with db.begin() as conn:
+        await update_campaign(
+            conn,
+            workspace,
+            campaign.id,
+            now=datetime.now(UTC),
+            offer_url="https://new.example.com/",
+        )
+
+    response = await client.get("/r/lp")
+
+    assert response.headers["location"] == "https://new.example.com/"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/r/lp?%ff%fe=%c3%28&sub1=%e9t%e9",
+        "/r/lp?&&==&a=1=2&;;&sub2",
+        "/r/lp?" + "&".join(f"p{n}={n}" for n in range(500)),
+        "/r/lp?sub1=" + "x" * 20000,
+        "/r/lp?sub3=%00null%00",
+    ],
+)
+async def test_it_survives_malformed_query_strings(
+    client: httpx.AsyncClient, db: AsyncEngine, path: str
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp", offer_url="https://o.example.com/?s={sub1}")
+
+    response = await client.get(path)
+
+    assert response.status_code == 302
+    [row] = await fetch_all(db, clicks)
+    assert len(row["params"]) <= 64
+    assert all("\x00" not in (row[f"sub{n}"] or "") for n in range(1, 11))
+    assert len(row["sub1"] or "") <= 1024
+
+
+async def test_it_survives_odd_headers(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+
+    response = await client.get(
+        "/r/lp",
+        headers=[
+            (b"user-agent", b"Mozilla/5.0 \xff\xfe (X11; Linux) " + b"A" * 10000),
+            (b"referer", b"https://ex\xe9mple.com/\x00"),
+            (b"x-forwarded-for", b"not-an-ip, 1.2.3.4"),
+        ],
+    )
+
+    assert response.status_code == 302
+    [row] = await fetch_all(db, clicks)
+    assert row["ip"] == "198.51.100.23"  # the peer is not a trusted proxy
+    assert len(row["user_agent"]) <= 4096
+    assert "\x00" not in row["referrer"]
+
+
+@pytest.mark.parametrize("path", ["/r/", "/r/a/b", "/r/-x", "/r/" + "a" * 65, "/r/..%2f"])
+async def test_it_answers_404_for_paths_that_cannot_be_slugs(
+    client: httpx.AsyncClient, db: AsyncEngine, path: str
+) -> None:
+    response = await client.get(path)
+
+    assert response.status_code == 404
+    assert await fetch_all(db, clicks) == []
+
+
+async def test_it_refuses_other_methods(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+
+    response = await client.post("/r/lp")
+
+    assert response.status_code == 405
+    assert await fetch_all(db, clicks) == []
+
+
+async def test_it_answers_503_and_no_redirect_when_the_database_is_unreachable(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(database_url="postgresql+psycopg://nobody@127.0.0.1:1/none", _env_file=None)
+    app = create_app(settings)
+    app.runtime.start()
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            response = await http.get("/r/anything")
+            head = await http.head("/r/anything")
+    finally:
+        await app.runtime.stop()
+
+    assert response.status_code == 503
+    assert "location" not in response.headers
+    assert response.headers["retry-after"] == "5"
+    assert head.status_code == 503

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from trilha import __version__
+from trilha.logs import configure_logging
 from trilha.runtime import Runtime
 from trilha.settings import Settings
 from trilha.web import tracking
@@ -31,7 +32,9 @@ class TrilhaApp:
 
 
 def create_app(settings: Settings | None = None) -> TrilhaApp:
-    runtime = Runtime.from_settings(settings or Settings())
+    settings = settings or Settings()
+    configure_logging(settings)
+    runtime = Runtime.from_settings(settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -35,6 +35,9 @@ def main() -> None:
 
 
 def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    """Run ``work`` in one transaction on an up-to-date database; TrilhaError → message, exit 1."""
+    migrate(settings.database_url)
+
     async def run() -> T:
         engine = make_engine(settings.database_url)
         try:

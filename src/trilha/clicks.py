@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import DIMENSIONS, clicks
+from trilha.errors import NotFound
 from trilha.ids import mint_click_id
 from trilha.links import Link
 from trilha.macros import fill_macros, unknown_macros
@@ -123,7 +124,8 @@ async def record_clicks(
     rows = []
     for link, request in batch:
         key = (link.campaign_id, request.visitor.key)
-        rows.append(build_click(link, request, click_id=mint_click_id(), is_unique=key not in seen))
+        click_id = mint_click_id(request.now)
+        rows.append(build_click(link, request, click_id=click_id, is_unique=key not in seen))
         seen.add(key)
     if rows:
         await conn.execute(clicks.insert(), rows)
@@ -218,3 +220,11 @@ async def list_clicks(
         query = query.where(clicks.c.id < before_id)
     rows = await conn.execute(query.order_by(clicks.c.id.desc()).limit(limit))
     return [dict(row) for row in rows.mappings()]
+
+
+async def get_click(conn: AsyncConnection, workspace_id: str, click_id: str) -> dict[str, Any]:
+    query = select(clicks).where(clicks.c.workspace_id == workspace_id, clicks.c.id == click_id)
+    row = (await conn.execute(query)).mappings().first()
+    if row is None:
+        raise NotFound("click not found")
+    return dict(row)

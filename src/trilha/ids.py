@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from datetime import datetime
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 CLICK_TIME_CHARS = 9  # 62**9 ms ≈ 430 000 years
@@ -27,12 +28,12 @@ def to_base62(number: int, width: int) -> str:
     return "".join(reversed(chars))
 
 
-def mint_click_id(now_ms: int | None = None) -> str:
-    """A 23-character [0-9A-Za-z] id: milliseconds since the epoch, then 83 random bits.
+def mint_click_id(at: datetime | None = None) -> str:
+    """A 23-character [0-9A-Za-z] id: the click's millisecond, then 83 random bits.
 
     Time first keeps new ids at the end of the primary-key index.
     """
-    millis = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    millis = time.time_ns() // 1_000_000 if at is None else int(at.timestamp() * 1000)
     return to_base62(millis, CLICK_TIME_CHARS) + "".join(
         secrets.choice(BASE62) for _ in range(CLICK_RANDOM_CHARS)
     )

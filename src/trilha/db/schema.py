@@ -1,7 +1,7 @@
 """Every table, index and constraint of trilha, in one place.
 
 Times are timezone-aware UTC. Identifiers of rows users see in URLs are random strings, so they
-cannot be enumerated; click ids are minted by :func:`trilha.clicks.mint_click_id`.
+cannot be enumerated; click ids are minted by :func:`trilha.ids.mint_click_id`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,33 @@
+"""Log lines: JSON objects for collectors, or plain text for a terminal."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from trilha.logs import configure_logging
+from trilha.settings import Settings
+
+
+def test_it_writes_one_json_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(Settings(log_format="json", log_level="info", _env_file=None))
+
+    logging.getLogger("trilha.clicks").warning("batch of %d not stored", 3)
+
+    line = json.loads(capsys.readouterr().err.strip())
+    assert line["level"] == "warning"
+    assert line["logger"] == "trilha.clicks"
+    assert line["message"] == "batch of 3 not stored"
+
+
+def test_it_writes_plain_lines_for_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(Settings(log_format="console", log_level="warning", _env_file=None))
+
+    logging.getLogger("trilha").info("hidden below the level")
+    logging.getLogger("trilha").error("shown")
+
+    err = capsys.readouterr().err
+    assert "hidden" not in err
+    assert "ERROR trilha: shown" in err

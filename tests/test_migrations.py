@@ -1,0 +1,55 @@
+"""Migrations: they build exactly db/schema.py, and step down and up again, on both databases."""
+
+from __future__ import annotations
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+
+from trilha.db.engine import sync_url
+from trilha.db.migrate import alembic_config, migrate
+from trilha.db.schema import metadata
+
+
+def schema_differences(url: str) -> list[object]:
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.connect() as conn:
+            return list(compare_metadata(MigrationContext.configure(conn), metadata))
+    finally:
+        engine.dispose()
+
+
+def table_names(url: str) -> set[str]:
+    engine = create_engine(sync_url(url))
+    try:
+        return set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_the_migrations_build_exactly_the_declared_schema(database_url: str) -> None:
+    assert schema_differences(database_url) == []
+    assert set(metadata.tables) <= table_names(database_url)
+
+
+def test_the_migrations_go_down_and_up_again(database_url: str) -> None:
+    config = alembic_config(database_url)
+    engine = create_engine(config.attributes["url"])
+    try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "base")
+    finally:
+        engine.dispose()
+    assert table_names(database_url) <= {"alembic_version"}
+
+    migrate(database_url)
+
+    assert schema_differences(database_url) == []
+
+
+def test_migrating_twice_changes_nothing(database_url: str) -> None:
+    migrate(database_url)
+    assert schema_differences(database_url) == []

@@ -1,0 +1,108 @@
+"""Who clicked: the visitor's IP behind trusted proxies, country, device and bot flag."""
+
+from __future__ import annotations
+
+from ipaddress import ip_network
+from pathlib import Path
+
+import httpx
+import pytest
+from mmdb_writer import MMDBWriter
+from netaddr import IPSet
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.factories import fetch_all, make_campaign, make_workspace
+from trilha.app import create_app
+from trilha.db.schema import clicks
+from trilha.settings import Settings
+from trilha.visitors import CountryLookup, client_ip, parse_device
+
+PROXIES = [ip_network("10.0.0.0/8"), ip_network("::1/128")]
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "expected"),
+    [
+        ("203.0.113.9", "1.2.3.4", "203.0.113.9"),  # the peer is no proxy: header ignored
+        ("10.0.0.2", "200.147.67.142", "200.147.67.142"),
+        ("10.0.0.2", "6.6.6.6, 200.147.67.142, 10.0.0.5", "200.147.67.142"),  # spoofed left part
+        ("10.0.0.2", "garbage, 10.0.0.3", "10.0.0.3"),
+        ("10.0.0.2", None, "10.0.0.2"),
+        ("::1", "2001:db8::1", "2001:db8::1"),
+    ],
+)
+def test_it_believes_x_forwarded_for_only_from_trusted_proxies(
+    peer: str, forwarded: str | None, expected: str
+) -> None:
+    assert client_ip(peer, forwarded, PROXIES) == expected
+
+
+@pytest.mark.parametrize(
+    ("agent", "device", "is_bot"),
+    [
+        (
+            "Mozilla/5.0 (Linux; Android 14; SM-S911B) AppleWebKit/537.36 Chrome/120 Mobile",
+            "mobile",
+            False,
+        ),
+        (
+            "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148",
+            "tablet",
+            False,
+        ),
+        (
+            "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Version/17.0 Safari",
+            "desktop",
+            False,
+        ),
+        ("Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", "bot", True),
+        ("WhatsApp/2.23.20.0 A", "bot", True),
+        ("python-requests/2.31.0", "bot", True),
+        ("Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/120.0.0.0 Safari/537.36", "bot", True),
+        ("", "bot", True),
+    ],
+)
+def test_it_classifies_devices_and_bots(agent: str, device: str, is_bot: bool) -> None:
+    parsed = parse_device(agent)
+    assert (parsed.device_type, parsed.is_bot) == (device, is_bot)
+
+
+def test_it_finds_the_country_in_the_built_in_table() -> None:
+    lookup = CountryLookup()
+    assert lookup("200.147.67.142") == "BR"
+    assert lookup("8.8.8.8") == "US"
+    assert lookup("127.0.0.1") == ""
+    assert lookup("not an ip") == ""
+
+
+def test_it_uses_a_user_supplied_maxmind_database(tmp_path: Path) -> None:
+    path = tmp_path / "country.mmdb"
+    writer = MMDBWriter(ip_version=6, database_type="GeoIP2-Country", ipv4_compatible=True)
+    writer.insert_network(IPSet(["203.0.113.0/24"]), {"country": {"iso_code": "PT"}})
+    writer.to_db_file(str(path))
+
+    lookup = CountryLookup(str(path))
+    try:
+        assert lookup("203.0.113.7") == "PT"
+        assert lookup("200.147.67.142") == ""  # not in this database
+    finally:
+        lookup.close()
+
+
+async def test_the_redirect_records_the_forwarded_visitor_and_its_country(
+    settings: Settings, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp", offer_url="https://o.example.com/?c={country}")
+    app = create_app(settings.model_copy(update={"trusted_proxies": PROXIES}))
+    app.runtime.start()
+    try:
+        transport = httpx.ASGITransport(app=app, client=("10.1.2.3", 1234))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            response = await http.get("/r/lp", headers={"x-forwarded-for": "200.147.67.142"})
+    finally:
+        await app.runtime.stop()
+
+    assert response.headers["location"] == "https://o.example.com/?c=BR"
+    [row] = await fetch_all(db, clicks)
+    assert (row["ip"], row["country"]) == ("200.147.67.142", "BR")
