@@ -21,7 +21,7 @@ from trilha.db.migrate import migrate
 from trilha.settings import Settings
 
 POSTGRES_URL = os.environ.get("TRILHA_TEST_DATABASE_URL")
-TEMPLATE_DB = "trilha_test_template"
+TEMPLATE_DB = f"trilha_test_template_{os.getpid()}"  # one per test run: runs may overlap
 
 
 def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:

@@ -15,19 +15,26 @@ from trilha.web import tracking
 from trilha.web.api import router as api_router
 from trilha.web.asgi import Receive, Scope, Send
 from trilha.web.errors import install_error_handlers
+from trilha.web.postback import is_postback_path, postback
 
 
 class TrilhaApp:
-    """Sends /r/... straight to its bare ASGI handler; everything else goes to FastAPI."""
+    """Sends the hot paths (/r/..., /postback, /pb) straight to bare ASGI handlers; the rest
+    goes to FastAPI."""
 
     def __init__(self, runtime: Runtime, web: FastAPI) -> None:
         self.runtime = runtime
         self.web = web
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/r/"):
-            await tracking.redirect(self.runtime, scope, receive, send)
-            return
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path.startswith("/r/"):
+                await tracking.redirect(self.runtime, scope, receive, send)
+                return
+            if is_postback_path(path):
+                await postback(self.runtime, scope, receive, send)
+                return
         await self.web(scope, receive, send)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.schema import DIMENSIONS, campaigns, clicks, domains, traffic_sources
+from trilha.db.schema import DIMENSIONS, campaigns, clicks, domains, merchants, traffic_sources
 from trilha.errors import Conflict, InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.links import DEFAULT_HOST
@@ -50,6 +50,7 @@ class Campaign:
     host: str
     offer_url: str
     source_id: str | None
+    merchant_id: str | None
     status: CampaignStatus
     fallback_url: str | None
     created_at: datetime
@@ -169,8 +170,21 @@ def _campaign(row: object) -> Campaign:
 
 
 async def _check_refs(
-    conn: AsyncConnection, workspace: Workspace, *, source_id: str | None, host: str | None
+    conn: AsyncConnection,
+    workspace: Workspace,
+    *,
+    source_id: str | None,
+    host: str | None,
+    merchant_id: str | None = None,
 ) -> None:
+    if merchant_id is not None:
+        owner = (
+            await conn.execute(
+                select(merchants.c.workspace_id).where(merchants.c.id == merchant_id)
+            )
+        ).scalar()
+        if owner != workspace.id:
+            raise InvalidInput({"merchant_id": "no such merchant in this workspace"})
     if source_id is not None:
         try:
             await get_source(conn, workspace, source_id)
@@ -192,6 +206,7 @@ async def create_campaign(
     slug: str,
     offer_url: str,
     source_id: str | None = None,
+    merchant_id: str | None = None,
     host: str = DEFAULT_HOST,
     status: CampaignStatus = CampaignStatus.ACTIVE,
     fallback_url: str | None = None,
@@ -204,12 +219,19 @@ async def create_campaign(
         host=host.strip().lower(),
         offer_url=require_http_url(offer_url, "offer_url"),
         source_id=source_id or None,
+        merchant_id=merchant_id or None,
         status=CampaignStatus(status),
         fallback_url=optional_http_url(fallback_url, "fallback_url"),
         created_at=now,
         updated_at=now,
     )
-    await _check_refs(conn, workspace, source_id=campaign.source_id, host=campaign.host)
+    await _check_refs(
+        conn,
+        workspace,
+        source_id=campaign.source_id,
+        host=campaign.host,
+        merchant_id=campaign.merchant_id,
+    )
     values = {f: getattr(campaign, f) for f in Campaign.__dataclass_fields__}
     try:
         async with conn.begin_nested():
@@ -249,15 +271,17 @@ async def update_campaign(
     now: datetime,
     **changes: object,
 ) -> Campaign:
-    """Change the given fields (name, slug, host, offer_url, source_id, status, fallback_url)."""
+    """Change the given fields (name, slug, host, offer_url, source_id, merchant_id, status,
+    fallback_url)."""
     current = await get_campaign(conn, workspace, campaign_id)
     values = _campaign_changes(changes)
-    source_id, host = values.get("source_id"), values.get("host")
+    source_id, host, merchant_id = (values.get(k) for k in ("source_id", "host", "merchant_id"))
     await _check_refs(
         conn,
         workspace,
         source_id=source_id if isinstance(source_id, str) else None,
         host=host if isinstance(host, str) else None,
+        merchant_id=merchant_id if isinstance(merchant_id, str) else None,
     )
     if values:
         try:
@@ -279,6 +303,7 @@ def _campaign_changes(changes: dict[str, object]) -> dict[str, object]:
         "host": lambda v: str(v or "").strip().lower(),
         "offer_url": lambda v: require_http_url(str(v), "offer_url"),
         "source_id": lambda v: str(v) if v else None,
+        "merchant_id": lambda v: str(v) if v else None,
         "status": _status,
         "fallback_url": lambda v: optional_http_url(None if v is None else str(v), "fallback_url"),
     }

@@ -1,13 +1,17 @@
-"""What a running trilha process holds: settings, the database engine and the click writer."""
+"""What a running trilha process holds: settings, the database engine, the click writer and the
+background upkeep."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.click_writer import ClickWriter
 from trilha.db.engine import make_engine
+from trilha.maintenance import run_maintenance
 from trilha.settings import Settings
 from trilha.visitors import CountryLookup
 
@@ -18,6 +22,7 @@ class Runtime:
     engine: AsyncEngine
     clicks: ClickWriter
     countries: CountryLookup = field(default_factory=CountryLookup)
+    _upkeep: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -31,8 +36,13 @@ class Runtime:
 
     def start(self) -> None:
         self.clicks.start()
+        retention = timedelta(days=self.settings.postback_log_retention_days)
+        self._upkeep = asyncio.create_task(run_maintenance(self.engine, retention=retention))
 
     async def stop(self) -> None:
+        if self._upkeep is not None:
+            self._upkeep.cancel()
+            await asyncio.gather(self._upkeep, return_exceptions=True)
         await self.clicks.stop()
         self.countries.close()
         await self.engine.dispose()

@@ -39,6 +39,15 @@ class Settings(BaseSettings):
     geoip_database: str | None = Field(
         None, description="Path to a MaxMind .mmdb country or city database (optional)."
     )
+    postback_body_limit: int = Field(
+        256 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Largest postback body accepted, in bytes; larger ones get 413.",
+    )
+    postback_log_retention_days: int = Field(
+        90, ge=1, le=3650, description="Days the postback log keeps each request."
+    )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         "FULL",
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",

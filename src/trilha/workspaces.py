@@ -10,13 +10,15 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.accounts import User
+from trilha.accounts import User, find_user_by_email
 from trilha.db.schema import campaigns, domains, memberships, users, workspaces
 from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from trilha.event_types import add_builtin_event_types
 from trilha.ids import new_id, new_secret
 from trilha.validation import (
     optional_http_url,
     require_currency,
+    require_email,
     require_host,
     require_text,
     require_timezone,
@@ -43,6 +45,10 @@ class Workspace:
     postback_token: str
     fallback_url: str | None
     created_at: datetime
+
+    def postback_url(self, public_url: str) -> str:
+        """The URL sales platforms send postbacks to; it holds the secret token."""
+        return f"{public_url}/postback?token={self.postback_token}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,7 @@ async def create_workspace(
             workspace_id=workspace.id, user_id=owner.id, role=Role.OWNER, created_at=now
         )
     )
+    await add_builtin_event_types(conn, workspace.id, now=now)
     return workspace
 
 
@@ -199,6 +206,35 @@ async def add_member(
     except IntegrityError:
         raise Conflict("this user is already a member", field="email") from None
     return Member(user.id, user.email, user.name, role, now)
+
+
+async def add_member_by_email(
+    conn: AsyncConnection, workspace: Workspace, *, email: str, role: Role, now: datetime
+) -> Member:
+    """Add an existing user; people without an account must sign up first."""
+    user = await find_user_by_email(conn, require_email(email))
+    if user is None:
+        raise NotFound("no user with this e-mail; they need an account before joining")
+    return await add_member(conn, workspace, user, role=role, now=now)
+
+
+async def get_member(conn: AsyncConnection, workspace: Workspace, user_id: str) -> Member:
+    row = (
+        await conn.execute(
+            select(
+                users.c.id,
+                users.c.email,
+                users.c.name,
+                memberships.c.role,
+                memberships.c.created_at,
+            )
+            .join(memberships, memberships.c.user_id == users.c.id)
+            .where(memberships.c.workspace_id == workspace.id, users.c.id == user_id)
+        )
+    ).first()
+    if row is None:
+        raise NotFound("member not found")
+    return Member(row.id, row.email, row.name, Role(row.role), row.created_at)
 
 
 async def change_role(

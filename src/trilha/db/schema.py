@@ -14,6 +14,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Index,
+    Integer,
     MetaData,
     String,
     Table,
@@ -144,6 +145,8 @@ campaigns = Table(
     Column("slug", String(64), nullable=False),
     Column("offer_url", Text, nullable=False),
     Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="SET NULL")),
+    # The sales platform whose postbacks for this campaign's clicks need no /pb/{merchant}.
+    Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
     Column("status", String(16), nullable=False, server_default="active"),
     Column("fallback_url", Text),
     Column("created_at", UTC, nullable=False),
@@ -195,4 +198,130 @@ clicks = Table(
     Index("ix_clicks_workspace_time", "workspace_id", "created_at"),
     Index("ix_clicks_campaign_time", "campaign_id", "created_at"),
     Index("ix_clicks_visitor", "campaign_id", "visitor_key", "created_at"),
+)
+
+# What a workspace counts: built-in types (LEAD, SALE, ...) are created with the workspace.
+event_types = Table(
+    "event_types",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(40), nullable=False),
+    Column("counts_as_conversion", Boolean, nullable=False),
+    Column("counts_as_revenue", Boolean, nullable=False),
+    Column("is_builtin", Boolean, nullable=False),
+    Column("created_at", UTC, nullable=False),
+    UniqueConstraint("workspace_id", "name"),
+)
+
+# A sales platform account: its preset plus what the user changed (field paths, rules, auth).
+merchants = Table(
+    "merchants",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(40), nullable=False),  # names the merchant in /pb/{key}
+    Column("name", String(120), nullable=False),
+    Column("preset", String(40), nullable=False),
+    Column("field_paths", JSON, nullable=False),
+    Column("rules", JSON, nullable=False),
+    Column("value_choice", String(8), nullable=False, server_default="gross"),
+    Column("value_unit", String(8)),  # NULL: the preset's unit
+    Column("ip_allowlist", JSON, nullable=False),
+    Column("secret", Text),
+    Column("dedupe_mode", String(16), nullable=False, server_default="txid"),
+    Column("dedupe_window_minutes", Integer, nullable=False, server_default="60"),
+    Column("created_at", UTC, nullable=False),
+    Column("updated_at", UTC, nullable=False),
+    UniqueConstraint("workspace_id", "key"),
+    CheckConstraint("value_choice IN ('gross', 'net')", name="value_choice"),
+    CheckConstraint(
+        "dedupe_mode IN ('txid', 'click', 'window', 'allow_repeats')",
+        name="dedupe_mode",
+    ),
+)
+
+STATUSES = "status IN ('approved', 'pending', 'declined', 'refunded', 'chargeback')"
+
+# One conversion per dedupe key: "tx:<txid>", "click:<click>:<event>", "ftd:<click>", ...
+# The first value recorded is never changed; the status changes, with a history row each time.
+conversions = Table(
+    "conversions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column(
+        "click_id",
+        String(26).with_variant(String(26, collation="C"), "postgresql"),
+        ForeignKey("clicks.id", ondelete="SET NULL"),
+    ),
+    Column("raw_click_id", String(200)),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="SET NULL")),
+    Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="SET NULL")),
+    Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
+    Column("event_type", String(40), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("value_minor", Integer, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("txid", String(200)),
+    Column("dedupe_key", String(300), nullable=False),
+    Column("created_at", UTC, nullable=False),
+    Column("status_changed_at", UTC, nullable=False),
+    Column("attached_at", UTC),
+    UniqueConstraint("workspace_id", "dedupe_key"),
+    CheckConstraint(STATUSES, name="status"),
+    Index("ix_conversions_workspace_time", "workspace_id", "created_at"),
+    Index("ix_conversions_click", "click_id"),
+    Index("ix_conversions_orphans", "workspace_id", "raw_click_id"),
+)
+
+conversion_status_history = Table(
+    "conversion_status_history",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("conversion_id", ID, ForeignKey("conversions.id", ondelete="CASCADE"), nullable=False),
+    Column("from_status", String(16)),  # NULL: the conversion was created
+    Column("to_status", String(16), nullable=False),
+    # Checked at commit: the postback's log row is written after the conversion it created.
+    Column(
+        "postback_id",
+        ID,
+        ForeignKey("postback_log.id", ondelete="SET NULL", deferrable=True, initially="DEFERRED"),
+    ),
+    Column("actor", String(80), nullable=False),  # "postback", "replay" or "user:<id>"
+    Column("created_at", UTC, nullable=False),
+    Index("ix_status_history_conversion", "conversion_id", "created_at"),
+)
+
+# Every postback request, as received (secrets masked), with what became of it and why.
+postback_log = Table(
+    "postback_log",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE")),
+    Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
+    Column("received_at", UTC, nullable=False),
+    Column("method", String(8), nullable=False),
+    Column("path", String(200), nullable=False),
+    Column("query", Text, nullable=False),
+    Column("headers", JSON, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("body_truncated", Boolean, nullable=False),
+    Column("source_ip", String(45), nullable=False),
+    Column("auth_failed", Boolean, nullable=False),  # a failed secret or signature: no replay
+    Column("outcome", String(16), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("conversion_id", ID, ForeignKey("conversions.id", ondelete="SET NULL")),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="SET NULL")),
+    Column("click_id", String(200)),
+    Column("txid", String(200)),
+    Column("event_type", String(40)),
+    Column("status", String(16)),
+    Column("value", String(40)),
+    Column("currency", String(3)),
+    Column("details", JSON, nullable=False),
+    Column("processing_us", Integer, nullable=False),
+    Column("replay_of", ID),
+    Index("ix_postback_log_workspace_time", "workspace_id", "received_at"),
+    Index("ix_postback_log_received", "received_at"),
 )

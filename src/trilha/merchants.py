@@ -1,0 +1,268 @@
+"""Merchants: a workspace's sales-platform accounts, each a preset plus the user's mapping."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from ipaddress import ip_network
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.db.schema import merchants
+from trilha.errors import Conflict, InvalidInput, NotFound
+from trilha.ids import new_id
+from trilha.money import ValueUnit
+from trilha.postbacks.mapping import Merchant, rule_from_json
+from trilha.postbacks.preset import FIELDS, IGNORE, Status
+from trilha.postbacks.presets import PRESETS
+from trilha.validation import require_text
+
+KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+DEDUPE_MODES = ("txid", "click", "window", "allow_repeats")
+RULE_STATUSES = (*(s.value for s in Status), IGNORE)
+
+
+@dataclass(frozen=True, slots=True)
+class MerchantRow:
+    """A merchant as users see and edit it; ``has_secret`` instead of the secret."""
+
+    id: str
+    key: str
+    name: str
+    preset: str
+    field_paths: dict[str, str]
+    rules: list[dict[str, Any]]
+    value_choice: str
+    value_unit: str | None
+    ip_allowlist: list[str]
+    has_secret: bool
+    dedupe_mode: str
+    dedupe_window_minutes: int
+    created_at: datetime
+    updated_at: datetime
+
+
+def _row(row: Any) -> MerchantRow:
+    return MerchantRow(
+        id=row.id,
+        key=row.key,
+        name=row.name,
+        preset=row.preset,
+        field_paths=row.field_paths,
+        rules=row.rules,
+        value_choice=row.value_choice,
+        value_unit=row.value_unit,
+        ip_allowlist=row.ip_allowlist,
+        has_secret=bool(row.secret),
+        dedupe_mode=row.dedupe_mode,
+        dedupe_window_minutes=row.dedupe_window_minutes,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def merchant_config(row: Any) -> Merchant:
+    """The mapping the postback pipeline applies, from a merchants row."""
+    return Merchant(
+        id=row.id,
+        key=row.key,
+        name=row.name,
+        preset=PRESETS[row.preset],
+        field_paths=dict(row.field_paths),
+        rules=tuple(rule_from_json(r) for r in row.rules),
+        value_choice=row.value_choice,
+        value_unit=ValueUnit(row.value_unit) if row.value_unit else None,
+        ip_allowlist=tuple(row.ip_allowlist),
+        secret=row.secret,
+        dedupe_mode=row.dedupe_mode,
+        dedupe_window_minutes=row.dedupe_window_minutes,
+    )
+
+
+def check_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate every editable field given; InvalidInput names the field at fault."""
+    checks = {
+        "key": _key,
+        "name": lambda v: require_text(str(v), "name", max_length=120),
+        "preset": _preset,
+        "field_paths": _field_paths,
+        "rules": _rules,
+        "value_choice": lambda v: _choice(v, "value_choice", ("gross", "net")),
+        "value_unit": lambda v: (
+            None if v in (None, "") else _choice(v, "value_unit", tuple(ValueUnit))
+        ),
+        "ip_allowlist": _allowlist,
+        "secret": lambda v: (str(v).strip() or None) if v else None,
+        "dedupe_mode": lambda v: _choice(v, "dedupe_mode", DEDUPE_MODES),
+        "dedupe_window_minutes": _window,
+    }
+    unknown = set(changes) - set(checks)
+    if unknown:
+        raise InvalidInput(dict.fromkeys(sorted(unknown), "is not a merchant field"))
+    return {name: checks[name](value) for name, value in changes.items()}
+
+
+def _key(value: object) -> str:
+    key = str(value).strip().lower()
+    if not KEY.fullmatch(key):
+        raise InvalidInput({"key": "use 1 to 40 lower-case letters, digits, '-' or '_'"})
+    return key
+
+
+def _preset(value: object) -> str:
+    if value not in PRESETS:
+        raise InvalidInput({"preset": f"must be one of: {', '.join(PRESETS)}"})
+    return str(value)
+
+
+def _choice(value: object, field: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise InvalidInput({field: f"must be one of: {', '.join(allowed)}"})
+    return str(value)
+
+
+def _field_paths(value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise InvalidInput({"field_paths": "must map field names to paths"})
+    paths: dict[str, str] = {}
+    for name, path in value.items():
+        if name not in FIELDS:
+            raise InvalidInput({f"field_paths.{name}": f"must be one of: {', '.join(FIELDS)}"})
+        if not isinstance(path, str) or not 0 < len(path.strip()) <= 200:
+            raise InvalidInput(
+                {f"field_paths.{name}": "must be a path such as data.purchase.transaction"}
+            )
+        paths[name] = path.strip()
+    return paths
+
+
+def _rules(value: object) -> list[dict[str, Any]]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise InvalidInput({"rules": "must be a list of rules"})
+    rules = []
+    for index, item in enumerate(value):
+        where = f"rules[{index}]"
+        if not isinstance(item, Mapping):
+            raise InvalidInput({where: "must be an object"})
+        if not item.get("when_event") and not item.get("when_status"):
+            raise InvalidInput({where: "needs when_event, when_status or both"})
+        if item.get("status") not in RULE_STATUSES:
+            raise InvalidInput({f"{where}.status": f"must be one of: {', '.join(RULE_STATUSES)}"})
+        event_type = str(item.get("event_type", "")).strip().upper()
+        if not event_type:
+            raise InvalidInput({f"{where}.event_type": "must not be empty"})
+        rules.append(
+            {
+                "when_event": item.get("when_event") or None,
+                "when_status": item.get("when_status") or None,
+                "event_type": event_type,
+                "status": item["status"],
+            }
+        )
+    return rules
+
+
+def _allowlist(value: object) -> list[str]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise InvalidInput({"ip_allowlist": "must be a list of IP addresses or CIDR networks"})
+    networks = []
+    for entry in value:
+        try:
+            networks.append(str(ip_network(str(entry).strip(), strict=False)))
+        except ValueError:
+            raise InvalidInput(
+                {"ip_allowlist": f"{str(entry)[:50]!r} is not an IP or CIDR"}
+            ) from None
+    return networks
+
+
+def _window(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 10080:
+        raise InvalidInput({"dedupe_window_minutes": "must be a whole number from 1 to 10080"})
+    return value
+
+
+async def create_merchant(
+    conn: AsyncConnection, workspace_id: str, *, now: datetime, **fields: Any
+) -> MerchantRow:
+    values = check_changes(fields)
+    for required in ("key", "name", "preset"):
+        if required not in values:
+            raise InvalidInput({required: "is required"})
+    row = {"field_paths": {}, "rules": [], "ip_allowlist": [], **values}
+    merchant_id = new_id()
+    try:
+        async with conn.begin_nested():
+            await conn.execute(
+                merchants.insert().values(
+                    id=merchant_id, workspace_id=workspace_id, created_at=now, updated_at=now, **row
+                )
+            )
+    except IntegrityError:
+        raise Conflict("a merchant with this key exists", field="key") from None
+    return await get_merchant(conn, workspace_id, merchant_id)
+
+
+async def update_merchant(
+    conn: AsyncConnection, workspace_id: str, merchant_id: str, *, now: datetime, **fields: Any
+) -> MerchantRow:
+    await get_merchant(conn, workspace_id, merchant_id)
+    values = check_changes(fields)
+    if values:
+        try:
+            async with conn.begin_nested():
+                await conn.execute(
+                    update(merchants)
+                    .where(merchants.c.id == merchant_id)
+                    .values(updated_at=now, **values)
+                )
+        except IntegrityError:
+            raise Conflict("a merchant with this key exists", field="key") from None
+    return await get_merchant(conn, workspace_id, merchant_id)
+
+
+async def get_merchant(conn: AsyncConnection, workspace_id: str, merchant_id: str) -> MerchantRow:
+    row = (
+        await conn.execute(
+            select(merchants).where(
+                merchants.c.id == merchant_id, merchants.c.workspace_id == workspace_id
+            )
+        )
+    ).first()
+    if row is None:
+        raise NotFound("merchant not found")
+    return _row(row)
+
+
+async def list_merchants(conn: AsyncConnection, workspace_id: str) -> list[MerchantRow]:
+    rows = await conn.execute(
+        select(merchants).where(merchants.c.workspace_id == workspace_id).order_by(merchants.c.name)
+    )
+    return [_row(row) for row in rows]
+
+
+async def delete_merchant(conn: AsyncConnection, workspace_id: str, merchant_id: str) -> None:
+    """Conversions and log entries keep their rows; their merchant link is cleared."""
+    await get_merchant(conn, workspace_id, merchant_id)
+    await conn.execute(delete(merchants).where(merchants.c.id == merchant_id))
+
+
+async def load_merchant(
+    conn: AsyncConnection,
+    workspace_id: str,
+    *,
+    key: str | None = None,
+    merchant_id: str | None = None,
+) -> Merchant | None:
+    query = select(merchants).where(merchants.c.workspace_id == workspace_id)
+    if key is not None:
+        query = query.where(merchants.c.key == key.lower())
+    else:
+        query = query.where(merchants.c.id == merchant_id)
+    row = (await conn.execute(query)).first()
+    return None if row is None else merchant_config(row)

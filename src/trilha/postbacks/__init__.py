@@ -1,0 +1,1 @@
+"""Receiving postbacks: from a platform's raw request to one recorded outcome."""

@@ -1,0 +1,179 @@
+"""The postback log: every request as received (secrets masked), its outcome and its reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.db.schema import postback_log
+from trilha.postbacks.outcome import Result
+from trilha.postbacks.raw import RawPostback
+
+if TYPE_CHECKING:
+    from trilha.postbacks.receive import Trace
+
+MASK = "********"
+MIN_SECRET_LENGTH = 4
+STORED_BODY_LIMIT = 256 * 1024
+# Headers that carry credentials whatever the merchant: masked whole.
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "cookie",
+        "x-hotmart-hottok",
+        "x-signature",
+        "x-eduzzapi",
+        "x-api-key",
+        "proxy-authorization",
+    }
+)
+
+
+def mask(text: str, secrets: list[str]) -> str:
+    """Replace every occurrence of each secret; longest first, so no part of one survives.
+
+    >>> mask("token=abc123&x=1", ["abc123"])
+    'token=********&x=1'
+    """
+    for secret in sorted(
+        {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True
+    ):
+        text = text.replace(secret, MASK)
+    return text
+
+
+async def write_log(
+    conn: AsyncConnection,
+    raw: RawPostback,
+    trace: Trace,
+    result: Result,
+    *,
+    processing_us: int,
+    replay_of: str | None,
+) -> None:
+    secrets = trace.secrets
+    body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
+    fields = trace.fields
+    await conn.execute(
+        postback_log.insert().values(
+            id=trace.postback_id,
+            workspace_id=trace.workspace_id,
+            merchant_id=trace.merchant_id,
+            received_at=raw.received_at,
+            method=raw.method,
+            path=raw.path[:200],
+            query=mask(raw.query, secrets),
+            headers=[
+                [name, MASK if name in SECRET_HEADERS else mask(value, secrets)]
+                for name, value in raw.headers
+            ],
+            body=mask(body, secrets),
+            body_truncated=raw.body_too_large or len(raw.body) > STORED_BODY_LIMIT,
+            source_ip=raw.source_ip,
+            auth_failed=trace.auth_failed,
+            outcome=result.outcome.value,
+            reason=mask(result.reason, secrets),
+            conversion_id=result.conversion_id,
+            campaign_id=trace.campaign_id,
+            click_id=trace.click_id,
+            txid=fields.txid if fields else None,
+            event_type=fields.event_type if fields else None,
+            status=fields.status if fields else None,
+            value=str(fields.value) if fields else None,
+            currency=fields.currency if fields else None,
+            details={**result.details, **_platform_words(fields)},
+            processing_us=processing_us,
+            replay_of=replay_of,
+        )
+    )
+
+
+def _platform_words(fields: Any) -> dict[str, str]:
+    if fields is None:
+        return {}
+    words = {"platform_event": fields.platform_event, "platform_status": fields.platform_status}
+    return {k: v for k, v in words.items() if v}
+
+
+@dataclass(frozen=True, slots=True)
+class LogFilter:
+    outcome: str | None = None
+    merchant_id: str | None = None
+    campaign_id: str | None = None
+    click_id: str | None = None
+    txid: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    before_id: str | None = None
+
+
+async def list_log(
+    conn: AsyncConnection, workspace_id: str, where: LogFilter, *, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Newest first; page with ``before_id`` set to the last id seen (ids sort by time)."""
+    query = select(postback_log).where(postback_log.c.workspace_id == workspace_id)
+    for column, value in (
+        ("outcome", where.outcome),
+        ("merchant_id", where.merchant_id),
+        ("campaign_id", where.campaign_id),
+        ("click_id", where.click_id),
+        ("txid", where.txid),
+    ):
+        if value is not None:
+            query = query.where(postback_log.c[column] == value)
+    if where.since is not None:
+        query = query.where(postback_log.c.received_at >= where.since)
+    if where.until is not None:
+        query = query.where(postback_log.c.received_at < where.until)
+    if where.before_id is not None:
+        query = query.where(postback_log.c.id < where.before_id)
+    rows = await conn.execute(
+        query.order_by(postback_log.c.received_at.desc(), postback_log.c.id.desc()).limit(limit)
+    )
+    return [dict(row) for row in rows.mappings()]
+
+
+async def get_log_entry(
+    conn: AsyncConnection, workspace_id: str, entry_id: str
+) -> dict[str, Any] | None:
+    row = (
+        (
+            await conn.execute(
+                select(postback_log).where(
+                    postback_log.c.id == entry_id, postback_log.c.workspace_id == workspace_id
+                )
+            )
+        )
+        .mappings()
+        .first()
+    )
+    return None if row is None else dict(row)
+
+
+def raw_from_log(entry: dict[str, Any], *, received_at: datetime) -> RawPostback:
+    """The stored request, to run through the pipeline again."""
+    return RawPostback(
+        method=entry["method"],
+        path=entry["path"],
+        query=entry["query"],
+        headers=tuple((name, value) for name, value in entry["headers"]),
+        body=entry["body"].encode(),
+        source_ip=entry["source_ip"],
+        host="",
+        merchant_key=_merchant_key(entry["path"]),
+        received_at=received_at,
+    )
+
+
+def _merchant_key(path: str) -> str | None:
+    parts = path.strip("/").split("/")
+    return parts[1] if len(parts) == 2 and parts[0] == "pb" and parts[1] else None
+
+
+async def purge_log(conn: AsyncConnection, *, older_than: datetime) -> int:
+    result = await conn.execute(delete(postback_log).where(postback_log.c.received_at < older_than))
+    return result.rowcount

@@ -1,0 +1,143 @@
+"""A merchant's mapping: its preset plus the user's edits, applied to a payload (pure)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from ipaddress import ip_address, ip_network
+from typing import Any
+
+from trilha.money import AmountError, ValueUnit, check_currency, parse_amount
+from trilha.postbacks.payload import Tree, get_path
+from trilha.postbacks.preset import Preset, Rule, Status
+from trilha.postbacks.presets import PRESETS
+
+UNFILLED_MACRO = re.compile(r"[{}\[\]]|^%[A-Za-z_][\w.-]*%$|^\$[A-Za-z_]\w*\$?$")
+MAX_FIELD_LENGTH = 200
+
+
+class MappingError(ValueError):
+    """The payload does not give what a postback needs; the message is the `invalid` reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Merchant:
+    id: str | None
+    key: str
+    name: str
+    preset: Preset
+    field_paths: Mapping[str, str] = field(default_factory=dict)
+    rules: tuple[Rule, ...] = ()
+    value_choice: str = "gross"
+    value_unit: ValueUnit | None = None
+    ip_allowlist: tuple[str, ...] = ()
+    secret: str | None = None
+    dedupe_mode: str = "txid"
+    dedupe_window_minutes: int = 60
+
+    def paths(self, name: str) -> tuple[str, ...]:
+        override = self.field_paths.get(name)
+        return ((override,) if override else ()) + tuple(self.preset.paths.get(name, ()))
+
+    def allows_ip(self, ip: str) -> bool:
+        if not self.ip_allowlist:
+            return True
+        try:
+            address = ip_address(ip)
+        except ValueError:
+            return False
+        return any(
+            address.version == (net := ip_network(cidr, strict=False)).version and address in net
+            for cidr in self.ip_allowlist
+        )
+
+
+GENERIC = Merchant(id=None, key="generic", name="Generic", preset=PRESETS["generic"])
+
+
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """What a postback says, in trilha's words."""
+
+    click_id: str | None
+    event_type: str
+    status: str  # a Status, or IGNORE
+    value: Decimal
+    currency: str | None
+    txid: str | None
+    platform_event: str | None
+    platform_status: str | None
+
+
+def read_field(merchant: Merchant, payload: Tree, name: str) -> str | None:
+    """The first non-empty value among the field's paths, as text."""
+    for path in merchant.paths(name):
+        value = get_path(payload, path)
+        if value is None or isinstance(value, dict | list):
+            continue
+        text = str(value).strip()
+        if text.lower() not in merchant.preset.empty_values:
+            return text
+    return None
+
+
+def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]) -> Fields:
+    click_id = read_field(merchant, payload, "click_id")
+    if click_id is not None and UNFILLED_MACRO.search(click_id):
+        raise MappingError(f"the click id is an unfilled macro: {click_id[:60]!r}")
+    if click_id is not None and len(click_id) > MAX_FIELD_LENGTH:
+        raise MappingError("the click id is longer than 200 characters")
+    platform_event = read_field(merchant, payload, "event")
+    platform_status = read_field(merchant, payload, "status")
+    event_type, status = classify(merchant, platform_event, platform_status)
+    if event_type not in event_types:
+        raise MappingError(f"unknown event type {event_type[:40]!r}; add it under event types")
+    txid = read_field(merchant, payload, "txid")
+    if txid is not None and len(txid) > MAX_FIELD_LENGTH:
+        raise MappingError("the transaction id is longer than 200 characters")
+    currency = read_field(merchant, payload, "currency")
+    try:
+        value = _value(merchant, payload)
+        currency = check_currency(currency) if currency else None
+    except AmountError as exc:
+        raise MappingError(str(exc)) from None
+    return Fields(
+        click_id, event_type, status, value, currency, txid, platform_event, platform_status
+    )
+
+
+def classify(merchant: Merchant, event: str | None, status: str | None) -> tuple[str, str]:
+    """(event type, status) from the user's rules, then the preset's, then plain words."""
+    for rule in (*merchant.rules, *merchant.preset.rules):
+        if rule.matches(event, status):
+            return rule.event_type, rule.status
+    event_type = merchant.preset.default_event
+    if event:
+        event_type = merchant.preset.event_words.get(event.lower(), event.upper())
+    if status is None:
+        return event_type, Status.APPROVED
+    mapped = merchant.preset.status_words.get(status.lower())
+    if mapped is None:
+        raise MappingError(f"unknown status {status[:40]!r}; add a rule to the merchant")
+    return event_type, mapped
+
+
+def _value(merchant: Merchant, payload: Tree) -> Decimal:
+    unit = merchant.value_unit or merchant.preset.value_unit
+    raw = None
+    if merchant.value_choice == "net":
+        raw = read_field(merchant, payload, "net_value")
+    if raw is None:
+        raw = read_field(merchant, payload, "value")
+    return Decimal(0) if raw is None else parse_amount(raw, unit)
+
+
+def rule_from_json(item: Mapping[str, Any]) -> Rule:
+    return Rule(
+        event_type=str(item["event_type"]),
+        status=str(item["status"]),
+        when_event=item.get("when_event") or None,
+        when_status=item.get("when_status") or None,
+    )

@@ -1,0 +1,166 @@
+"""A postback's fields as one tree, whatever the transport: query string, form, multipart or JSON.
+
+Bracketed form keys (``venda[codigo]``, ``comissoes[0][valor]``) become nested objects, so that one
+field path (``venda.codigo``) reads the same field sent as a form or as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.datastructures import Headers
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+MAX_FIELDS = 1000
+MAX_DEPTH = 16
+BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+
+Tree = dict[str, Any]
+
+
+class PayloadError(ValueError):
+    """The body cannot be read as fields; the message is the postback's `invalid` reason."""
+
+
+async def parse_body(body: bytes, content_type: str) -> Tree:
+    """Fields of a request body by its content type; an empty body gives no fields."""
+    if not body.strip():
+        return {}
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "multipart/form-data":
+        return pairs_to_tree(await _multipart_pairs(body, content_type))
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PayloadError("the body is not valid UTF-8") from None
+    if (
+        media == "application/json"
+        or media.endswith("+json")
+        or (not media and text.lstrip()[:1] in "{[")
+    ):
+        return parse_json(text)
+    if media in ("application/x-www-form-urlencoded", "text/plain", ""):
+        return pairs_to_tree(parse_form(text))
+    raise PayloadError(f"unsupported content type {media[:60]!r}")
+
+
+async def _multipart_pairs(body: bytes, content_type: str) -> list[tuple[str, str]]:
+    async def stream() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    parser = MultiPartParser(
+        Headers({"content-type": content_type}), stream(), max_files=0, max_fields=MAX_FIELDS
+    )
+    try:
+        form = await parser.parse()
+    except (MultiPartException, UnicodeDecodeError) as exc:
+        raise PayloadError(f"malformed multipart body: {exc}") from None
+    pairs = [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
+    await form.close()
+    return pairs
+
+
+def parse_json(text: str) -> Tree:
+    try:
+        value = json.loads(text, parse_float=str, parse_int=str)
+    except RecursionError:
+        raise PayloadError("the JSON is nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise PayloadError(f"malformed JSON: {exc.msg} at position {exc.pos}") from None
+    except ValueError as exc:  # e.g. an integer with too many digits
+        raise PayloadError(f"malformed JSON: {exc}") from None
+    _check_shape(value, depth=0, budget=[MAX_FIELDS])
+    if isinstance(value, list):
+        return {"items": value}
+    if not isinstance(value, dict):
+        raise PayloadError("the JSON body is not an object")
+    return value
+
+
+def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
+    if depth > MAX_DEPTH:
+        raise PayloadError(f"the JSON is nested deeper than {MAX_DEPTH} levels")
+    children: Sequence[object]
+    if isinstance(value, dict):
+        children = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    else:
+        return
+    budget[0] -= len(children)
+    if budget[0] < 0:
+        raise PayloadError(f"the body has more than {MAX_FIELDS} fields")
+    for child in children:
+        _check_shape(child, depth=depth + 1, budget=budget)
+
+
+def parse_form(text: str) -> list[tuple[str, str]]:
+    """Name-value pairs of a query string or urlencoded body, at most MAX_FIELDS of them."""
+    try:
+        return parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)
+    except ValueError:
+        raise PayloadError(f"the request has more than {MAX_FIELDS} fields") from None
+
+
+def pairs_to_tree(pairs: Sequence[tuple[str, str]]) -> Tree:
+    """Nest bracketed keys; a key sent twice is an error, since which value counts is unclear.
+
+    >>> pairs_to_tree([("venda[codigo]", "1"), ("venda[valor]", "97,00"), ("token", "x")])
+    {'venda': {'codigo': '1', 'valor': '97,00'}, 'token': 'x'}
+    """
+    if len(pairs) > MAX_FIELDS:
+        raise PayloadError(f"the request has more than {MAX_FIELDS} fields")
+    tree: Tree = {}
+    for key, value in pairs:
+        head = key.split("[", 1)[0]
+        parts = [head, *BRACKETS.findall(key[len(head) :])] if "[" in key else [key]
+        if len(parts) > MAX_DEPTH:
+            raise PayloadError(f"the field {key[:60]!r} is nested too deeply")
+        node = tree
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            part = part or str(len(node))  # "items[]" appends
+            existing = node.get(part)
+            if last:
+                if existing is not None:
+                    raise PayloadError(f"the field {key[:60]!r} is sent more than once")
+                node[part] = value
+            else:
+                if existing is None:
+                    existing = node[part] = {}
+                if not isinstance(existing, dict):
+                    raise PayloadError(f"the field {key[:60]!r} is both a value and a group")
+                node = existing
+    return tree
+
+
+def merge_query(body: Tree, query: Tree) -> Tree:
+    """Body fields, plus the query string's where the body does not have them."""
+    merged = dict(query)
+    merged.update(body)
+    return merged
+
+
+def get_path(tree: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path; a literal key with dots or brackets is tried first.
+
+    >>> get_path({"data": {"items": [{"id": "7"}]}}, "data.items.0.id")
+    '7'
+    """
+    if path in tree:
+        return tree[path]
+    node: Any = tree
+    for part in path.replace("[", ".").replace("]", "").split("."):
+        if isinstance(node, Mapping):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+        if node is None:
+            return None
+    return node

@@ -1,0 +1,57 @@
+"""Hotmart webhook 2.0.0: JSON POST, hottok in the X-HOTMART-HOTTOK header (and the body)."""
+
+from __future__ import annotations
+
+from trilha.postbacks.payload import Tree
+from trilha.postbacks.preset import IGNORE, AuthKind, Preset, Rule, Status
+
+
+def index_commissions(payload: Tree) -> Tree:
+    """Make ``data.commissions[]`` addressable by source: data.commission_by_source.PRODUCER."""
+    data = payload.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("commissions"), list):
+        return payload
+    by_source = {
+        str(item.get("source")): item.get("value")
+        for item in data["commissions"]
+        if isinstance(item, dict) and item.get("source")
+    }
+    return {**payload, "data": {**data, "commission_by_source": by_source}}
+
+
+PRESET = Preset(
+    name="hotmart",
+    label="Hotmart",
+    paths={
+        "click_id": (
+            "data.purchase.origin.sck",
+            "data.purchase.origin.src",
+            "data.purchase.origin.xcod",
+        ),
+        "event": ("event",),
+        "status": ("data.purchase.status",),
+        "value": ("data.purchase.price.value",),
+        "net_value": ("data.commission_by_source.PRODUCER", "data.commission_by_source.AFFILIATE"),
+        "currency": ("data.purchase.price.currency_value",),
+        "txid": ("data.purchase.transaction",),
+        "secret": ("x-hotmart-hottok", "hottok"),
+    },
+    rules=(
+        Rule("SALE", Status.APPROVED, when_event="PURCHASE_APPROVED"),
+        Rule("SALE", Status.APPROVED, when_event="PURCHASE_COMPLETE"),
+        Rule("SALE", Status.PENDING, when_event="PURCHASE_BILLET_PRINTED"),
+        Rule("SALE", Status.DECLINED, when_event="PURCHASE_DELAYED"),
+        Rule("SALE", Status.DECLINED, when_event="PURCHASE_CANCELED"),
+        Rule("SALE", Status.DECLINED, when_event="PURCHASE_EXPIRED"),
+        Rule("SALE", IGNORE, when_event="PURCHASE_PROTEST"),
+        Rule("SALE", Status.REFUNDED, when_event="PURCHASE_REFUNDED"),
+        Rule("SALE", Status.CHARGEBACK, when_event="PURCHASE_CHARGEBACK"),
+        Rule("LEAD", IGNORE, when_event="PURCHASE_OUT_OF_SHOPPING_CART"),
+        Rule("SALE", IGNORE),  # subscription, club and fulfilment events: logged only
+    ),
+    auth=AuthKind.FIELD,
+    reshape=index_commissions,
+    setup="Hotmart → Ferramentas → Webhook: URL …/pb/hotmart?token=WORKSPACE_TOKEN, version 2.0.0, "
+    "purchase events. Copy the hottok into the merchant's secret.",
+    secret_names=("hottok", "x-hotmart-hottok"),
+)

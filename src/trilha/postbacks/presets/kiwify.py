@@ -1,0 +1,54 @@
+"""Kiwify: JSON POST, ?signature= HMAC-SHA1 of the raw body keyed with the webhook token."""
+
+from __future__ import annotations
+
+from trilha.money import ValueUnit
+from trilha.postbacks.payload import Tree
+from trilha.postbacks.preset import IGNORE, AuthKind, Preset, Rule, Status
+
+
+def unwrap_order(payload: Tree) -> Tree:
+    """Some deliveries wrap the order as {"order": {...}}."""
+    order = payload.get("order")
+    if isinstance(order, dict) and "order_id" not in payload:
+        return {**order, **{k: v for k, v in payload.items() if k != "order"}}
+    return payload
+
+
+PRESET = Preset(
+    name="kiwify",
+    label="Kiwify",
+    paths={
+        "click_id": ("TrackingParameters.sck", "TrackingParameters.src", "TrackingParameters.s1"),
+        "event": ("webhook_event_type",),
+        "status": ("order_status",),
+        "value": ("Commissions.charge_amount",),
+        "net_value": ("Commissions.my_commission",),
+        "currency": ("Commissions.currency",),
+        "txid": ("order_id",),
+        "secret": ("signature",),
+    },
+    rules=(
+        Rule("SALE", Status.APPROVED, when_event="order_approved"),
+        Rule("SALE", Status.PENDING, when_event="billet_created"),
+        Rule("SALE", Status.PENDING, when_event="pix_created"),
+        Rule("SALE", Status.DECLINED, when_event="order_rejected"),
+        Rule("SALE", Status.REFUNDED, when_event="order_refunded"),
+        Rule("SALE", Status.CHARGEBACK, when_event="chargeback"),
+        Rule("REBILL", Status.APPROVED, when_event="subscription_renewed"),
+        Rule("SALE", IGNORE, when_event="subscription_late"),
+        Rule("SALE", IGNORE, when_event="subscription_canceled"),
+        Rule("SALE", Status.APPROVED, when_status="paid"),
+        Rule("SALE", Status.PENDING, when_status="waiting_payment"),
+        Rule("SALE", Status.DECLINED, when_status="refused"),
+        Rule("SALE", Status.REFUNDED, when_status="refunded"),
+        Rule("SALE", Status.CHARGEBACK, when_status="chargedback"),
+        Rule("LEAD", IGNORE, when_status="abandoned"),
+    ),
+    value_unit=ValueUnit.CENTS,
+    auth=AuthKind.HMAC_SHA1_QUERY,
+    auth_param="signature",
+    reshape=unwrap_order,
+    setup="Kiwify → Apps → Webhooks: URL …/pb/kiwify?token=WORKSPACE_TOKEN, all purchase "
+    "triggers. Copy the webhook's token into the merchant's secret.",
+)

@@ -1,0 +1,247 @@
+"""receive_postback(): a pipeline of small steps that ends in exactly one Outcome, logged.
+
+identify the workspace → read the payload → choose the merchant → check IP and secret → map the
+fields → find the click → record (dedupe, status change) → log, all in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.conversions import Attribution, find_click, record_conversion
+from trilha.db.schema import campaigns, clicks, domains, workspaces
+from trilha.event_types import event_type_names
+from trilha.ids import new_id
+from trilha.merchants import load_merchant
+from trilha.money import AmountError
+from trilha.postbacks.auth import check_secret
+from trilha.postbacks.log import write_log
+from trilha.postbacks.mapping import GENERIC, Fields, MappingError, Merchant, map_fields, read_field
+from trilha.postbacks.outcome import Outcome, Rejected, Result
+from trilha.postbacks.payload import (
+    PayloadError,
+    Tree,
+    get_path,
+    merge_query,
+    pairs_to_tree,
+    parse_form,
+)
+from trilha.postbacks.payload import parse_body as parse_body_fields
+from trilha.postbacks.preset import IGNORE
+from trilha.postbacks.raw import RawPostback
+
+
+@dataclass
+class Trace:
+    """What the pipeline learned on its way, for the log entry (even when it stops early)."""
+
+    postback_id: str
+    workspace_id: str | None = None
+    merchant_id: str | None = None
+    secrets: list[str] = field(default_factory=list)
+    auth_failed: bool = False
+    fields: Fields | None = None
+    click_id: str | None = None
+    campaign_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A stored request processed again: its workspace is known, its secrets are masked."""
+
+    workspace_id: str
+    log_id: str
+
+
+async def receive_postback(
+    conn: AsyncConnection, raw: RawPostback, *, replay: Replay | None = None
+) -> Result:
+    started = time.perf_counter()
+    trace = Trace(postback_id=new_id())
+    try:
+        result = await _process(conn, raw, trace, replay)
+    except Rejected as exc:
+        result = Result(Outcome.INVALID, exc.reason, exc.http_status)
+    result = replace(result, postback_id=trace.postback_id)
+    elapsed_us = int((time.perf_counter() - started) * 1_000_000)
+    await write_log(
+        conn,
+        raw,
+        trace,
+        result,
+        processing_us=elapsed_us,
+        replay_of=replay.log_id if replay else None,
+    )
+    return result
+
+
+async def _process(
+    conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None
+) -> Result:
+    if raw.body_too_large:
+        raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
+    query = _query_tree(raw)
+    workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace)
+    payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
+    merchant = await _choose_merchant(conn, workspace_id, raw, query, payload)
+    trace.merchant_id = merchant.id
+    if merchant.preset.reshape is not None:
+        payload = merchant.preset.reshape(payload)
+    trace.secrets.extend(_secret_values(merchant, payload, query))
+    if not merchant.allows_ip(raw.source_ip):
+        raise Rejected(f"IP {raw.source_ip} is not in the merchant's allowlist", http_status=403)
+    if replay is None:
+        failure = check_secret(
+            merchant,
+            payload=payload,
+            headers=raw.header_map,
+            query={k: str(v) for k, v in query.items()},
+            body=raw.body,
+        )
+        if failure:
+            trace.auth_failed = True
+            raise Rejected(failure, http_status=401)
+    fields = _map(merchant, payload, await event_type_names(conn, workspace_id))
+    trace.fields = fields
+    trace.click_id = fields.click_id
+    if fields.status == IGNORE:
+        reason = f"the mapping does not count {fields.platform_event or fields.platform_status}"
+        return Result(Outcome.IGNORED, reason, event_type=fields.event_type)
+    if fields.click_id is None:
+        looked = ", ".join(merchant.paths("click_id"))
+        raise Rejected(f"no click id in the request (looked in: {looked})")
+    attribution = await find_click(conn, workspace_id, fields.click_id)
+    trace.campaign_id = attribution.campaign_id
+    return await _record(conn, workspace_id, currency, merchant, fields, attribution, trace, replay)
+
+
+async def _record(
+    conn: AsyncConnection,
+    workspace_id: str,
+    default_currency: str,
+    merchant: Merchant,
+    fields: Fields,
+    attribution: Attribution,
+    trace: Trace,
+    replay: Replay | None,
+) -> Result:
+    try:
+        recorded = await record_conversion(
+            conn,
+            workspace_id=workspace_id,
+            merchant_id=merchant.id,
+            fields=fields,
+            attribution=attribution,
+            currency=fields.currency or default_currency,
+            mode=merchant.dedupe_mode,
+            window=timedelta(minutes=merchant.dedupe_window_minutes),
+            postback_id=trace.postback_id,
+            actor="replay" if replay else "postback",
+            now=datetime.now(UTC),
+        )
+    except AmountError as exc:
+        raise Rejected(str(exc)) from None
+    return Result(
+        recorded.outcome,
+        recorded.reason,
+        conversion_id=recorded.conversion_id,
+        event_type=fields.event_type,
+        status=fields.status,
+        details=recorded.details,
+    )
+
+
+def _query_tree(raw: RawPostback) -> Tree:
+    try:
+        return pairs_to_tree(parse_form(raw.query))
+    except PayloadError as exc:
+        raise Rejected(f"query string: {exc}") from None
+
+
+async def _body_tree(raw: RawPostback) -> Tree:
+    try:
+        return await parse_body_fields(raw.body, raw.content_type)
+    except PayloadError as exc:
+        raise Rejected(str(exc)) from None
+
+
+async def _identify_workspace(
+    conn: AsyncConnection, raw: RawPostback, query: Tree, replay: Replay | None, trace: Trace
+) -> tuple[str, str]:
+    """(workspace id, its currency), from the token, else from the custom tracking domain."""
+    columns = select(workspaces.c.id, workspaces.c.currency, workspaces.c.postback_token)
+    token = query.get("token")
+    if replay is not None:
+        row = (await conn.execute(columns.where(workspaces.c.id == replay.workspace_id))).first()
+    elif isinstance(token, str) and token:
+        trace.secrets.append(token)
+        row = (await conn.execute(columns.where(workspaces.c.postback_token == token))).first()
+        if row is None:
+            raise Rejected("unknown token", http_status=401)
+    else:
+        row = (
+            await conn.execute(
+                columns.join(domains, domains.c.workspace_id == workspaces.c.id).where(
+                    domains.c.host == raw.host
+                )
+            )
+        ).first()
+        if row is None:
+            raise Rejected(
+                "no workspace token, and the host is no custom tracking domain", http_status=401
+            )
+    if row is None:
+        raise Rejected("the workspace no longer exists")
+    trace.workspace_id = row.id
+    trace.secrets.append(row.postback_token)
+    return row.id, row.currency
+
+
+async def _choose_merchant(
+    conn: AsyncConnection, workspace_id: str, raw: RawPostback, query: Tree, payload: Tree
+) -> Merchant:
+    """The merchant named in the URL, else the matched click's campaign's, else generic."""
+    key = raw.merchant_key or (
+        query.get("merchant") if isinstance(query.get("merchant"), str) else None
+    )
+    if key:
+        merchant = await load_merchant(conn, workspace_id, key=str(key))
+        if merchant is None:
+            raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
+        return merchant
+    click_id = read_field(GENERIC, payload, "click_id")
+    if click_id:
+        merchant_id = (
+            await conn.execute(
+                select(campaigns.c.merchant_id)
+                .join(clicks, clicks.c.campaign_id == campaigns.c.id)
+                .where(clicks.c.id == click_id, clicks.c.workspace_id == workspace_id)
+            )
+        ).scalar()
+        if merchant_id:
+            found = await load_merchant(conn, workspace_id, merchant_id=merchant_id)
+            if found is not None:
+                return found
+    return GENERIC
+
+
+def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str]) -> Fields:
+    try:
+        return map_fields(merchant, payload, event_types=event_types)
+    except MappingError as exc:
+        raise Rejected(str(exc)) from None
+
+
+def _secret_values(merchant: Merchant, payload: Tree, query: Tree) -> list[str]:
+    values = [merchant.secret or ""]
+    for path in (*merchant.paths("secret"), *merchant.preset.secret_names, "signature"):
+        for source in (payload, query):
+            value = get_path(source, path)
+            if isinstance(value, str):
+                values.append(value)
+    return [v for v in values if v]

@@ -1,0 +1,47 @@
+"""Replay: run stored `invalid` or `orphan` requests through the pipeline again, after a fix.
+
+The same dedupe applies, so a replay can never count a conversion twice. Each replay is a new
+log entry pointing at the original, which stays as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.errors import InvalidInput, NotFound
+from trilha.postbacks.log import get_log_entry, raw_from_log
+from trilha.postbacks.outcome import Outcome, Result
+from trilha.postbacks.receive import Replay, receive_postback
+
+REPLAYABLE = (Outcome.INVALID.value, Outcome.ORPHAN.value)
+MAX_REPLAY = 500
+
+
+async def replay_postbacks(
+    conn: AsyncConnection, workspace_id: str, entry_ids: Sequence[str], *, now: datetime
+) -> list[Result]:
+    if not entry_ids or len(entry_ids) > MAX_REPLAY:
+        raise InvalidInput({"ids": f"give 1 to {MAX_REPLAY} log entry ids"})
+    results = []
+    for entry_id in entry_ids:
+        entry = await get_log_entry(conn, workspace_id, entry_id)
+        if entry is None:
+            raise NotFound(f"postback log entry {entry_id[:40]} not found")
+        if entry["outcome"] not in REPLAYABLE:
+            raise InvalidInput(
+                {"ids": f"{entry_id}: only invalid or orphan entries can be replayed"}
+            )
+        if entry["auth_failed"]:
+            raise InvalidInput({"ids": f"{entry_id}: it failed the merchant's secret check"})
+        if entry["body_truncated"]:
+            raise InvalidInput({"ids": f"{entry_id}: its body was too large to keep whole"})
+        raw = raw_from_log(entry, received_at=now)
+        results.append(
+            await receive_postback(
+                conn, raw, replay=Replay(workspace_id=workspace_id, log_id=entry_id)
+            )
+        )
+    return results

@@ -1,0 +1,90 @@
+"""The hot path GET|POST /postback, /pb and /pb/{merchant}: a bare ASGI function."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from trilha.postbacks.raw import RawPostback, read_body, scope_headers
+from trilha.postbacks.receive import receive_postback
+from trilha.runtime import Runtime
+from trilha.visitors import client_ip
+from trilha.web.asgi import Receive, Scope, Send
+from trilha.web.tracking import request_host
+
+MERCHANT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+PATHS = ("/postback", "/pb")
+
+
+def is_postback_path(path: str) -> bool:
+    return path in PATHS or path.startswith("/pb/") or path in ("/postback/", "/pb/")
+
+
+async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["method"] not in ("GET", "POST"):
+        await send_json(send, 405, {"status": "invalid", "reason": "use GET or POST"})
+        return
+    merchant_key = None
+    path = scope["path"].rstrip("/")
+    if path.startswith("/pb/"):
+        merchant_key = path[4:]
+        if not MERCHANT_KEY.fullmatch(merchant_key):
+            await send_json(send, 404, {"status": "invalid", "reason": "unknown path"})
+            return
+    limit = runtime.settings.postback_body_limit
+    body, too_large = await read_body(receive, limit)
+    headers = scope_headers(scope)
+    header_map = dict(reversed(headers))
+    peer = scope["client"][0] if scope.get("client") else "0.0.0.0"  # noqa: S104 -- unknown peer
+    raw = RawPostback(
+        method=scope["method"],
+        path=scope["path"],
+        query=scope.get("query_string", b"").decode("utf-8", "replace"),
+        headers=headers,
+        body=body,
+        source_ip=client_ip(
+            peer, header_map.get("x-forwarded-for"), runtime.settings.trusted_proxies
+        ),
+        host=request_host(header_map.get("host", "")),
+        received_at=datetime.now(UTC),
+        merchant_key=merchant_key,
+        body_limit=limit,
+        body_too_large=too_large,
+    )
+    try:
+        async with runtime.engine.begin() as conn:
+            result = await receive_postback(conn, raw)
+    except (SQLAlchemyError, OSError):
+        await send_json(
+            send,
+            503,
+            {"status": "error", "reason": "not stored; please retry"},
+            extra=[(b"retry-after", b"5")],
+        )
+        return
+    await send_json(send, result.http_status, result.answer())
+
+
+async def send_json(
+    send: Send,
+    status: int,
+    body: dict[str, object],
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"cache-control", b"no-store"),
+                *(extra or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

@@ -1,0 +1,308 @@
+"""/postback and /pb: every request ends in exactly one outcome, stored with its payload."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.factories import fetch_all, make_campaign, make_workspace
+from trilha.db.schema import clicks, conversion_status_history, conversions, postback_log
+from trilha.workspaces import Workspace
+
+
+async def click_on(client: httpx.AsyncClient, db: AsyncEngine, workspace: Workspace) -> str:
+    campaign = await make_campaign(db, workspace)
+    await client.get(f"/r/{campaign.slug}")
+    rows = await fetch_all(db, clicks, campaign_id=campaign.id)
+    return str(rows[-1]["id"])
+
+
+async def test_it_records_a_sale_on_its_click(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+
+    response = await client.get(
+        "/pb",
+        params={
+            "token": workspace.postback_token,
+            "click_id": click_id,
+            "tipo": "venda",
+            "payout": "97,00",
+            "txid": "T1",
+        },
+    )
+
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["status"], body["event"]) == ("created", "SALE")
+    [conversion] = await fetch_all(db, conversions)
+    assert body["conversion_id"] == conversion["id"]
+    assert (conversion["click_id"], conversion["value_minor"], conversion["currency"]) == (
+        click_id,
+        9700,
+        "BRL",
+    )
+    assert (conversion["status"], conversion["txid"]) == ("approved", "T1")
+    [entry] = await fetch_all(db, postback_log)
+    assert (entry["outcome"], entry["conversion_id"]) == ("created", conversion["id"])
+    assert workspace.postback_token not in entry["query"]
+    [history] = await fetch_all(db, conversion_status_history)
+    assert (history["from_status"], history["to_status"]) == (None, "approved")
+
+
+async def test_a_repeated_postback_counts_once(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+    params = {"token": workspace.postback_token, "cid": click_id, "payout": "297", "txid": "T1"}
+
+    first = await client.get("/postback", params=params)
+    second = await client.get("/postback", params={**params, "payout": "197"})
+
+    assert first.json()["status"] == "created"
+    assert second.status_code == 200
+    assert second.json()["status"] == "duplicate"
+    [conversion] = await fetch_all(db, conversions)
+    assert conversion["value_minor"] == 29700
+    entries = sorted(await fetch_all(db, postback_log), key=lambda e: e["received_at"])
+    assert entries[1]["details"]["stored_value"] == "297.00"
+    assert entries[1]["details"]["received_value"] == "197"
+
+
+@pytest.mark.parametrize("concurrency", [100])
+async def test_concurrent_identical_postbacks_make_one_conversion(
+    client: httpx.AsyncClient, db: AsyncEngine, concurrency: int
+) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+    params = {
+        "token": workspace.postback_token,
+        "click_id": click_id,
+        "txid": "RACE",
+        "payout": "10",
+    }
+
+    responses = await asyncio.gather(
+        *(client.get("/pb", params=params) for _ in range(concurrency))
+    )
+
+    outcomes = sorted(r.json()["status"] for r in responses)
+    assert outcomes == ["created"] + ["duplicate"] * (concurrency - 1)
+    assert len(await fetch_all(db, conversions)) == 1
+    assert len(await fetch_all(db, postback_log)) == concurrency
+
+
+async def test_a_refund_after_approval_changes_the_status_and_keeps_history(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+    base = {"token": workspace.postback_token, "click_id": click_id, "txid": "T9", "payout": "100"}
+
+    statuses = []
+    for status in ("pending", "approved", "refunded", "approved"):
+        response = await client.get("/pb", params={**base, "status": status})
+        statuses.append(response.json()["status"])
+
+    assert statuses == ["created", "status_changed", "status_changed", "ignored"]
+    [conversion] = await fetch_all(db, conversions)
+    assert conversion["status"] == "refunded"
+    assert conversion["value_minor"] == 10000
+    history = sorted(await fetch_all(db, conversion_status_history), key=lambda h: h["created_at"])
+    assert [(h["from_status"], h["to_status"]) for h in history] == [
+        (None, "pending"),
+        ("pending", "approved"),
+        ("approved", "refunded"),
+    ]
+    assert all(h["postback_id"] for h in history)
+
+
+async def test_an_unknown_click_is_kept_as_an_orphan(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+
+    response = await client.get(
+        "/pb", params={"token": workspace.postback_token, "click_id": "NOSUCHCLICK", "txid": "T1"}
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "orphan"
+    [conversion] = await fetch_all(db, conversions)
+    assert (conversion["click_id"], conversion["raw_click_id"]) == (None, "NOSUCHCLICK")
+
+
+@pytest.mark.parametrize(
+    ("params", "status_code", "reason"),
+    [
+        ({"token": "wrong", "click_id": "x"}, 401, "unknown token"),
+        ({"token": "", "click_id": "x"}, 401, "no workspace token"),
+        ({"token": "{token}", "click_id": "{click_id}"}, 401, "unknown token"),
+        ({"tipo": "venda"}, 400, "no click id"),
+        ({"click_id": "{click_id}"}, 400, "unfilled macro"),
+        ({"click_id": "[[subid]]"}, 400, "unfilled macro"),
+        ({"click_id": "%click_id%"}, 400, "unfilled macro"),
+        ({"click_id": "{{x}}"}, 400, "unfilled macro"),
+        ({"click_id": "c", "payout": "abc"}, 400, "'abc' is not an amount"),
+        ({"click_id": "c", "payout": "-5"}, 400, "negative amount"),
+        ({"click_id": "c", "payout": "99999999999"}, 400, "larger than"),
+        ({"click_id": "c", "moeda": "XYZ"}, 400, "unknown currency"),
+        ({"click_id": "c", "status": "maybe"}, 400, "unknown status"),
+        ({"click_id": "c", "tipo": "nonsense"}, 400, "unknown event type 'NONSENSE'"),
+        ({"click_id": "c", "payout": "1.234"}, 400, "more than 2 decimal places"),
+    ],
+)
+async def test_it_answers_invalid_requests_with_a_precise_reason(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    params: dict[str, str],
+    status_code: int,
+    reason: str,
+) -> None:
+    workspace = await make_workspace(db)
+    params = {k: v for k, v in {"token": workspace.postback_token, **params}.items() if v}
+
+    response = await client.get("/pb", params=params)
+
+    assert response.status_code == status_code
+    assert response.json()["status"] == "invalid"
+    assert reason in response.json()["reason"]
+    assert await fetch_all(db, conversions) == []
+    [entry] = await fetch_all(db, postback_log)
+    assert (entry["outcome"], entry["reason"]) == ("invalid", response.json()["reason"])
+
+
+async def test_a_wrong_token_never_echoes_the_token(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    await make_workspace(db)
+
+    response = await client.get("/pb", params={"token": "secret-guess-123", "click_id": "c"})
+
+    assert "secret-guess-123" not in response.text
+    [entry] = await fetch_all(db, postback_log)
+    assert "secret-guess-123" not in json.dumps(entry, default=str)
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "reason"),
+    [
+        (b"\xff\xfe\x00garbage", "application/x-www-form-urlencoded", "not valid UTF-8"),
+        (b'{"click_id": ', "application/json", "malformed JSON"),
+        (b"[" * 5000 + b"]" * 5000, "application/json", "nested"),
+        (b'"just a string"', "application/json", "not an object"),
+        (
+            "&".join(f"f{n}=1" for n in range(3000)).encode(),
+            "application/x-www-form-urlencoded",
+            "more than 1000 fields",
+        ),
+        (b"click_id=a&click_id=b", "application/x-www-form-urlencoded", "more than once"),
+        (b"<xml/>", "application/xml", "unsupported content type"),
+    ],
+)
+async def test_it_rejects_unreadable_bodies_without_a_500(
+    client: httpx.AsyncClient, db: AsyncEngine, content: bytes, content_type: str, reason: str
+) -> None:
+    workspace = await make_workspace(db)
+
+    response = await client.post(
+        "/pb",
+        params={"token": workspace.postback_token},
+        content=content,
+        headers={"content-type": content_type},
+    )
+
+    assert response.status_code == 400
+    assert reason in response.json()["reason"]
+    assert await fetch_all(db, conversions) == []
+    assert len(await fetch_all(db, postback_log)) == 1
+
+
+async def test_it_refuses_a_body_over_the_limit_while_reading_it(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(300):
+            yield b"x" * 1024
+
+    response = await client.post(
+        "/pb", params={"token": workspace.postback_token}, content=chunks()
+    )
+
+    assert response.status_code == 413
+    [entry] = await fetch_all(db, postback_log)
+    assert entry["outcome"] == "invalid"
+    assert entry["body_truncated"] is True
+
+
+async def test_it_reads_json_form_and_multipart_bodies_alike(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+    token = {"token": workspace.postback_token}
+
+    as_json = await client.post(
+        "/pb", params=token, json={"click_id": click_id, "txid": "J1", "amount": 19.9}
+    )
+    as_form = await client.post(
+        "/pb", params=token, data={"clickid": click_id, "transaction_id": "F1", "valor": "1.234,56"}
+    )
+    as_multipart = await client.post(
+        "/pb",
+        params=token,
+        files={"x": ("", b"")},
+        data={"subid": click_id, "order_id": "M1", "revenue": "5"},
+    )
+
+    assert [r.json()["status"] for r in (as_json, as_form, as_multipart)] == ["created"] * 3
+    values = {c["txid"]: c["value_minor"] for c in await fetch_all(db, conversions)}
+    assert values == {"J1": 1990, "F1": 123456, "M1": 500}
+
+
+async def test_it_identifies_the_workspace_by_its_custom_domain(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    from tests.factories import make_domain
+
+    workspace = await make_workspace(db)
+    await make_domain(db, workspace, "track.loja.example")
+    click_id = await click_on(client, db, workspace)
+
+    response = await client.get(
+        "/postback",
+        params={"click_id": click_id, "txid": "D1"},
+        headers={"host": "track.loja.example"},
+    )
+
+    assert response.json()["status"] == "created"
+    [conversion] = await fetch_all(db, conversions)
+    assert conversion["workspace_id"] == workspace.id
+
+
+async def test_a_later_deposit_never_becomes_the_first(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+    base = {"token": workspace.postback_token, "click_id": click_id}
+
+    first = await client.get("/pb", params={**base, "tipo": "ftd", "payout": "50", "txid": "D1"})
+    again = await client.get("/pb", params={**base, "tipo": "ftd", "payout": "80", "txid": "D2"})
+    deposit = await client.get(
+        "/pb", params={**base, "tipo": "deposit", "payout": "80", "txid": "D2"}
+    )
+
+    assert [r.json()["status"] for r in (first, again, deposit)] == [
+        "created",
+        "duplicate",
+        "created",
+    ]
+    types = sorted(c["event_type"] for c in await fetch_all(db, conversions))
+    assert types == ["DEPOSIT", "FTD"]
