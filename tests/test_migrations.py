@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from trilha.db.engine import sync_url
 from trilha.db.migrate import alembic_config, migrate
 from trilha.db.schema import metadata
+from trilha.event_types import BUILTIN
 
 
 def schema_differences(url: str) -> list[object]:
@@ -53,3 +56,28 @@ def test_the_migrations_go_down_and_up_again(database_url: str) -> None:
 def test_migrating_twice_changes_nothing(database_url: str) -> None:
     migrate(database_url)
     assert schema_differences(database_url) == []
+
+
+def test_workspaces_from_before_event_types_get_the_built_in_ones(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+    migrate(url, "0001")
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token, created_at)"
+                    " VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok', CURRENT_TIMESTAMP)"
+                )
+            )
+        migrate(url)
+        with engine.connect() as conn:
+            names = set(
+                conn.execute(
+                    text("SELECT name FROM event_types WHERE workspace_id = 'w1' AND is_builtin")
+                ).scalars()
+            )
+    finally:
+        engine.dispose()
+
+    assert names == set(BUILTIN)
