@@ -66,8 +66,9 @@ def test_workspaces_from_before_event_types_get_the_built_in_ones(tmp_path: Path
         with engine.begin() as conn:
             conn.execute(
                 text(
-                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token, created_at)"
-                    " VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok', CURRENT_TIMESTAMP)"
+                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token,"
+                    " created_at) VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok',"
+                    " CURRENT_TIMESTAMP)"
                 )
             )
         migrate(url)

@@ -1,8 +1,38 @@
 """The REST API under /api/v1, described by OpenAPI at /api/openapi.json."""
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Security
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPBearer
 
-from trilha.web.api import health
+from trilha.web.api import (
+    api_keys,
+    campaigns,
+    clicks,
+    domains,
+    health,
+    macros,
+    me,
+    members,
+    sources,
+    workspaces,
+)
 
-router = APIRouter(prefix="/api/v1")
+RESOURCES = (me, api_keys, workspaces, members, domains, sources, campaigns, clicks, macros)
+
+# Authentication itself happens in trilha.web.auth.api_user; this only tells OpenAPI about it.
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="ApiKey",
+    description="An API key from POST /api/v1/api-keys or the dashboard: `Bearer trk_...`",
+)
+
+
+def operation_id(route: APIRoute) -> str:
+    """The handler's name, e.g. `list_campaigns`, for readable generated clients."""
+    return route.name
+
+
+router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
 router.include_router(health.router)
+for resource in RESOURCES:
+    router.include_router(resource.router, dependencies=[Security(bearer)])

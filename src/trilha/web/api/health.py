@@ -7,10 +7,17 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from trilha.web.api.schemas import HealthOut
+
 router = APIRouter(tags=["health"])
 
 
-@router.get("/health", summary="Liveness and database check")
+@router.get(
+    "/health",
+    summary="Liveness and database check",
+    response_model=HealthOut,
+    responses={503: {"model": HealthOut, "description": "The database does not answer"}},
+)
 async def health(request: Request) -> JSONResponse:
     try:
         async with request.app.state.runtime.engine.connect() as conn:

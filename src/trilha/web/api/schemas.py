@@ -1,0 +1,354 @@
+"""What the REST API reads and answers, apart from the database tables in trilha.db.schema.
+
+Request models forbid unknown fields, so a misspelt field answers 422 instead of being ignored.
+In a PATCH body a field left out stays as it is; ``null`` clears a field that may be empty and
+is refused for one that may not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from trilha.accounts import ApiKey
+from trilha.campaigns import Campaign, CampaignStatus, ParamMapping, TrafficSource
+from trilha.workspaces import Domain, Member, Membership, Role
+
+
+def as_utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every stored time is UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
+# A filter's time must say its offset: a bare "2024-05-01T00:00" could mean any zone.
+AwareUtcDatetime = Annotated[AwareDatetime, AfterValidator(as_utc)]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Patch(Input):
+    NULLABLE: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _refuse_null(cls, value: object, info: ValidationInfo) -> object:
+        if value is None and info.field_name not in cls.NULLABLE:
+            raise PydanticCustomError("null", "must not be null; leave it out to keep its value")
+        return value
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class ErrorOut(BaseModel):
+    detail: str = Field(description="What went wrong, for people.")
+    errors: dict[str, str] | None = Field(
+        None, description="Field name → message, for invalid input and conflicts."
+    )
+
+
+def error(description: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": description}
+
+
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: error("No API key, or an invalid or revoked one"),
+    403: error("Your role does not allow this, or the session's CSRF token is missing"),
+    422: error("Invalid input; `errors` names each field"),
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: error("Not found, or in a workspace you are not a member of")
+}
+CONFLICT: dict[int | str, dict[str, Any]] = {409: error("It would break a uniqueness rule")}
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok", "unavailable"]
+    database: Literal["ok", "unreachable"]
+
+
+class UserOut(Answer):
+    id: str
+    email: str
+    name: str
+    locale: str
+
+
+class UserPatch(Patch):
+    name: str | None = Field(None, max_length=120)
+    locale: Literal["pt-BR", "en"] | None = None
+
+
+class ApiKeyIn(Input):
+    name: str = Field(description="A label to recognise the key by, e.g. the script using it.")
+
+
+class ApiKeyOut(Answer):
+    id: str
+    name: str
+    prefix: str = Field(description="The first characters of the secret, to tell keys apart.")
+    created_at: UtcDatetime
+    last_used_at: UtcDatetime | None
+    revoked_at: UtcDatetime | None
+
+    @classmethod
+    def of(cls, key: ApiKey) -> ApiKeyOut:
+        return cls.model_validate(key)
+
+
+class ApiKeyCreated(ApiKeyOut):
+    secret: str = Field(description="The key itself. Shown this once only; store it now.")
+
+
+class WorkspaceIn(Input):
+    name: str
+    timezone: str = Field("America/Sao_Paulo", description="IANA time zone for reports.")
+    currency: str = Field("BRL", description="ISO 4217 code of the workspace's money.")
+    fallback_url: str | None = Field(
+        None, description="Where visitors of unknown or paused links go."
+    )
+
+
+class WorkspacePatch(Patch):
+    NULLABLE = frozenset({"fallback_url"})
+    name: str | None = None
+    timezone: str | None = None
+    currency: str | None = None
+    fallback_url: str | None = None
+
+
+class WorkspaceOut(Answer):
+    id: str
+    name: str
+    timezone: str
+    currency: str
+    fallback_url: str | None
+    created_at: UtcDatetime
+    role: Role = Field(description="Your role in the workspace.")
+
+    @classmethod
+    def of(cls, membership: Membership) -> WorkspaceOut:
+        workspace = membership.workspace  # listed field by field: the token must not slip in
+        return cls(
+            id=workspace.id,
+            name=workspace.name,
+            timezone=workspace.timezone,
+            currency=workspace.currency,
+            fallback_url=workspace.fallback_url,
+            created_at=workspace.created_at,
+            role=membership.role,
+        )
+
+
+class WorkspaceDetail(WorkspaceOut):
+    postback_url: str | None = Field(
+        description="Where sales platforms send postbacks. It holds the workspace's secret "
+        "token, so only members and owners see it; null for viewers."
+    )
+
+
+class MemberIn(Input):
+    email: str = Field(description="E-mail of an existing trilha user.")
+    role: Role
+
+
+class MemberPatch(Input):
+    role: Role
+
+
+class MemberOut(Answer):
+    user_id: str
+    email: str
+    name: str
+    role: Role
+    created_at: UtcDatetime
+
+    @classmethod
+    def of(cls, member: Member) -> MemberOut:
+        return cls.model_validate(member)
+
+
+class DomainIn(Input):
+    host: str = Field(description="A domain such as track.example.com, pointed at trilha.")
+    fallback_url: str | None = None
+
+
+class DomainPatch(Input):
+    fallback_url: str | None = Field(
+        description="Where unknown slugs on this domain go; null: none."
+    )
+
+
+class DomainOut(Answer):
+    id: str
+    host: str
+    fallback_url: str | None
+    created_at: UtcDatetime
+
+    @classmethod
+    def of(cls, domain: Domain) -> DomainOut:
+        return cls.model_validate(domain)
+
+
+class ParamMappingModel(Answer):
+    model_config = ConfigDict(from_attributes=True, extra="forbid")
+    param: str = Field(description="Query parameter name on the source's links, e.g. `cid`.")
+    field: str = Field(description="Click field it fills, e.g. `ad_id`, `sub1`, `utm_source`.")
+
+
+def mappings(params: list[ParamMappingModel]) -> tuple[ParamMapping, ...]:
+    return tuple(ParamMapping(p.param, p.field) for p in params)
+
+
+class SourceIn(Input):
+    name: str
+    params: list[ParamMappingModel] = Field(default_factory=list)
+
+
+class SourcePatch(Patch):
+    name: str | None = None
+    params: list[ParamMappingModel] | None = None
+
+
+class SourceOut(Answer):
+    id: str
+    name: str
+    params: list[ParamMappingModel]
+    created_at: UtcDatetime
+
+    @classmethod
+    def of(cls, source: TrafficSource) -> SourceOut:
+        return cls.model_validate(source)
+
+
+HOST_FIELD = Field("", description='A custom domain of the workspace; "" for the default one.')
+OFFER_URL_FIELD = Field(description="http(s) URL; macros such as {click_id} are filled per click.")
+
+
+class CampaignIn(Input):
+    name: str
+    slug: str = Field(description="The tracking link's path: /r/{slug}.")
+    host: str = HOST_FIELD
+    offer_url: str = OFFER_URL_FIELD
+    source_id: str | None = None
+    status: CampaignStatus = CampaignStatus.ACTIVE
+    fallback_url: str | None = Field(None, description="Where visitors go while it is paused.")
+
+
+class CampaignPatch(Patch):
+    NULLABLE = frozenset({"source_id", "fallback_url"})
+    name: str | None = None
+    slug: str | None = None
+    host: str | None = None
+    offer_url: str | None = None
+    source_id: str | None = None
+    status: CampaignStatus | None = None
+    fallback_url: str | None = None
+
+
+class CampaignOut(Answer):
+    id: str
+    name: str
+    slug: str
+    host: str
+    offer_url: str
+    source_id: str | None
+    status: CampaignStatus
+    fallback_url: str | None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    tracking_url: str = Field(description="The link to give the traffic source.")
+
+    @classmethod
+    def of(cls, campaign: Campaign, base_url: str) -> CampaignOut:
+        return cls(**asdict(campaign), tracking_url=campaign.tracking_url(base_url))
+
+
+class ClickOut(Answer):
+    """A stored click; each click field is null when the link did not carry it."""
+
+    id: str
+    campaign_id: str
+    source_id: str | None
+    created_at: UtcDatetime
+    ip: str
+    user_agent: str
+    device_type: str
+    os: str
+    browser: str
+    country: str
+    referrer: str
+    is_bot: bool
+    is_unique: bool = Field(description="First click of this visitor on the campaign in 24 h.")
+    # The click fields, in the order of trilha.db.schema.DIMENSIONS (a test keeps them in step).
+    creative: str | None = None
+    ad_id: str | None = None
+    ad_name: str | None = None
+    adset_id: str | None = None
+    adset_name: str | None = None
+    placement: str | None = None
+    site_id: str | None = None
+    keyword: str | None = None
+    fbclid: str | None = None
+    gclid: str | None = None
+    ttclid: str | None = None
+    utm_source: str | None = None
+    utm_medium: str | None = None
+    utm_campaign: str | None = None
+    utm_term: str | None = None
+    utm_content: str | None = None
+    sub1: str | None = None
+    sub2: str | None = None
+    sub3: str | None = None
+    sub4: str | None = None
+    sub5: str | None = None
+    sub6: str | None = None
+    sub7: str | None = None
+    sub8: str | None = None
+    sub9: str | None = None
+    sub10: str | None = None
+    params: dict[str, str] = Field(description="Other query parameters of the tracking link.")
+
+
+class ClickPage(BaseModel):
+    clicks: list[ClickOut] = Field(description="Newest first.")
+    next_before: str | None = Field(
+        description="Pass as `before` for the next page; null on the last page."
+    )
+
+
+class PreviewIn(Input):
+    template: str = Field(description="An offer URL with macros, e.g. https://x.test/?s={sub1}")
+    params: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=64,
+        description='Query parameters of a sample click, e.g. {"sub1": "abc"}.',
+    )
+
+
+class PreviewOut(BaseModel):
+    url: str = Field(description="Where a click with these parameters would be sent.")
+    unknown_macros: list[str] = Field(
+        description="Macros neither built in nor in params: they would stay as written."
+    )
+
+
+class MacroOut(BaseModel):
+    name: str
+    description: str

@@ -1,0 +1,86 @@
+"""/workspaces: the caller's workspaces, their settings and their postback token."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from fastapi import APIRouter
+
+from trilha import workspaces
+from trilha.web.api.dependencies import AppSettings, InWorkspace
+from trilha.web.api.schemas import (
+    AUTH_ERRORS,
+    NOT_FOUND,
+    WorkspaceDetail,
+    WorkspaceIn,
+    WorkspaceOut,
+    WorkspacePatch,
+)
+from trilha.web.auth import ApiUser, Db
+from trilha.workspaces import Membership, Role
+
+router = APIRouter(prefix="/workspaces", tags=["workspaces"], responses=AUTH_ERRORS)
+ONE = "/{workspace_id}"
+
+
+@router.get("", summary="List your workspaces, with your role in each")
+async def list_workspaces(user: ApiUser, conn: Db) -> list[WorkspaceOut]:
+    return [WorkspaceOut.of(m) for m in await workspaces.list_memberships(conn, user)]
+
+
+@router.post("", status_code=201, summary="Create a workspace; you become its owner")
+async def create_workspace(body: WorkspaceIn, user: ApiUser, conn: Db) -> WorkspaceOut:
+    workspace = await workspaces.create_workspace(
+        conn,
+        user,
+        name=body.name,
+        timezone=body.timezone,
+        currency=body.currency,
+        fallback_url=body.fallback_url,
+        now=datetime.now(UTC),
+    )
+    return WorkspaceOut.of(Membership(workspace, Role.OWNER))
+
+
+@router.get(ONE, summary="A workspace, with its postback URL", responses=NOT_FOUND)
+async def get_workspace(membership: InWorkspace, settings: AppSettings) -> WorkspaceDetail:
+    workspace = membership.workspace
+    can_see_token = membership.role.allows(Role.MEMBER)
+    return WorkspaceDetail(
+        **WorkspaceOut.of(membership).model_dump(),
+        postback_url=workspace.postback_url(settings.base_url) if can_see_token else None,
+    )
+
+
+@router.patch(ONE, summary="Change a workspace's settings (owner)", responses=NOT_FOUND)
+async def update_workspace(body: WorkspacePatch, membership: InWorkspace, conn: Db) -> WorkspaceOut:
+    membership.require(Role.OWNER)
+    workspace = await workspaces.update_workspace(
+        conn,
+        membership.workspace,
+        name=body.name,
+        timezone=body.timezone,
+        currency=body.currency,
+        fallback_url=body.fallback_url,
+        clear_fallback_url="fallback_url" in body.model_fields_set,
+    )
+    return WorkspaceOut.of(Membership(workspace, membership.role))
+
+
+@router.delete(
+    ONE, status_code=204, summary="Delete a workspace and all in it (owner)", responses=NOT_FOUND
+)
+async def delete_workspace(membership: InWorkspace, conn: Db) -> None:
+    membership.require(Role.OWNER)
+    await workspaces.delete_workspace(conn, membership.workspace)
+
+
+@router.post(
+    ONE + "/postback-token/rotate",
+    summary="Replace the postback token (owner); the old postback URL stops working",
+    responses=NOT_FOUND,
+)
+async def rotate_postback_token(membership: InWorkspace, conn: Db) -> WorkspaceOut:
+    membership.require(Role.OWNER)
+    workspace = await workspaces.rotate_postback_token(conn, membership.workspace)
+    return WorkspaceOut.of(Membership(workspace, membership.role))

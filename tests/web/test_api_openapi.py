@@ -1,0 +1,101 @@
+"""The OpenAPI document describes every route fully, and docs/api.md documents each one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+DOCS = Path(__file__).parent.parent.parent / "docs" / "api.md"
+PREFIX = "/api/v1"
+WS = "/workspaces/{workspace_id}"
+ROUTES = {
+    ("GET", "/health"),
+    ("GET", "/me"),
+    ("PATCH", "/me"),
+    ("GET", "/api-keys"),
+    ("POST", "/api-keys"),
+    ("DELETE", "/api-keys/{key_id}"),
+    ("GET", "/workspaces"),
+    ("POST", "/workspaces"),
+    ("GET", WS),
+    ("PATCH", WS),
+    ("DELETE", WS),
+    ("POST", f"{WS}/postback-token/rotate"),
+    ("GET", f"{WS}/members"),
+    ("POST", f"{WS}/members"),
+    ("PATCH", f"{WS}/members/{{user_id}}"),
+    ("DELETE", f"{WS}/members/{{user_id}}"),
+    *(
+        (method, path)
+        for resource, item in [
+            ("domains", "domain_id"),
+            ("sources", "source_id"),
+            ("campaigns", "campaign_id"),
+        ]
+        for method, path in [
+            ("GET", f"{WS}/{resource}"),
+            ("POST", f"{WS}/{resource}"),
+            ("GET", f"{WS}/{resource}/{{{item}}}"),
+            ("PATCH", f"{WS}/{resource}/{{{item}}}"),
+            ("DELETE", f"{WS}/{resource}/{{{item}}}"),
+        ]
+    ),
+    ("GET", f"{WS}/clicks"),
+    ("GET", f"{WS}/clicks/{{click_id}}"),
+    ("GET", "/macros"),
+    ("POST", f"{WS}/macros/preview"),
+}
+
+
+async def test_it_serves_an_openapi_document_listing_every_route(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.get("/api/openapi.json")
+
+    assert response.status_code == 200
+    assert set(operations(response.json())) == ROUTES
+
+
+async def test_it_describes_each_route_with_summary_tags_and_answer(
+    client: httpx.AsyncClient,
+) -> None:
+    document = (await client.get("/api/openapi.json")).json()
+
+    incomplete = [
+        route for route, operation in operations(document).items() if not is_complete(operation)
+    ]
+
+    assert incomplete == []
+
+
+async def test_it_names_each_operation_after_its_handler(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/api/openapi.json")).json()
+
+    ids = [operation["operationId"] for operation in operations(document).values()]
+
+    assert "list_campaigns" in ids
+    assert len(ids) == len(set(ids))
+
+
+def operations(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (method.upper(), path.removeprefix(PREFIX)): operation
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    }
+
+
+def is_complete(operation: dict[str, Any]) -> bool:
+    """A summary, a tag, and a schema for the success answer (204 has no body)."""
+    [success] = [code for code in operation["responses"] if code.startswith("2")]
+    answer = operation["responses"][success].get("content", {}).get("application/json", {})
+    has_schema = success == "204" or bool(answer.get("schema"))
+    return bool(operation.get("summary")) and bool(operation.get("tags")) and has_schema
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(ROUTES))
+def test_it_documents_each_route(method: str, path: str) -> None:
+    assert f"`{method} {path}`" in DOCS.read_text()
