@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.staticfiles import StaticFiles
 
 from trilha import __version__
 from trilha.logs import configure_logging
@@ -14,6 +15,7 @@ from trilha.settings import Settings
 from trilha.web import tracking
 from trilha.web.api import router as api_router
 from trilha.web.asgi import Receive, Scope, Send
+from trilha.web.dashboard import router as dashboard_router
 from trilha.web.errors import install_error_handlers
 from trilha.web.postback import is_postback_path, postback
 
@@ -63,4 +65,6 @@ def create_app(settings: Settings | None = None) -> TrilhaApp:
     web.state.runtime = runtime
     install_error_handlers(web)
     web.include_router(api_router)
+    web.mount("/static", StaticFiles(packages=[("trilha", "static")]), name="static")
+    web.include_router(dashboard_router, include_in_schema=False)
     return TrilhaApp(runtime, web)

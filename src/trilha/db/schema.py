@@ -6,6 +6,8 @@ cannot be enumerated; click ids are minted by :func:`trilha.ids.mint_click_id`.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy import (
     JSON,
     Boolean,
@@ -21,6 +23,8 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 
 metadata = MetaData(
     naming_convention={
@@ -32,8 +36,32 @@ metadata = MetaData(
     }
 )
 
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware datetimes in, aware UTC datetimes out, on both databases.
+
+    SQLite keeps no offset: without this, a -03:00 time would be stored as if it were UTC and
+    read back naive.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: trilha stores times with their time zone")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
 ID = String(32)
-UTC = DateTime(timezone=True)
+Timestamp = UTCDateTime()
 ROLES = "role IN ('owner', 'member', 'viewer')"
 
 # Instance-wide values, such as the key that signs session cookies.
@@ -52,7 +80,7 @@ users = Table(
     Column("name", String(120), nullable=False, server_default=""),
     Column("password_hash", String(255), nullable=False),
     Column("locale", String(8), nullable=False, server_default="pt-BR"),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
 )
 
 # A one-time link that lets the first owner choose an e-mail and password.
@@ -60,8 +88,8 @@ setup_tokens = Table(
     "setup_tokens",
     metadata,
     Column("token_hash", String(64), primary_key=True),
-    Column("created_at", UTC, nullable=False),
-    Column("used_at", UTC),
+    Column("created_at", Timestamp, nullable=False),
+    Column("used_at", Timestamp),
 )
 
 sessions = Table(
@@ -70,8 +98,8 @@ sessions = Table(
     Column("token_hash", String(64), primary_key=True),
     Column("user_id", ID, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("csrf_token", String(64), nullable=False),
-    Column("created_at", UTC, nullable=False),
-    Column("expires_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("expires_at", Timestamp, nullable=False),
 )
 
 api_keys = Table(
@@ -82,9 +110,9 @@ api_keys = Table(
     Column("name", String(120), nullable=False),
     Column("prefix", String(16), nullable=False),
     Column("key_hash", String(64), nullable=False, unique=True),
-    Column("created_at", UTC, nullable=False),
-    Column("last_used_at", UTC),
-    Column("revoked_at", UTC),
+    Column("created_at", Timestamp, nullable=False),
+    Column("last_used_at", Timestamp),
+    Column("revoked_at", Timestamp),
 )
 
 workspaces = Table(
@@ -96,7 +124,7 @@ workspaces = Table(
     Column("currency", String(3), nullable=False, server_default="BRL"),
     Column("postback_token", String(64), nullable=False, unique=True),
     Column("fallback_url", Text),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
 )
 
 memberships = Table(
@@ -105,7 +133,7 @@ memberships = Table(
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True),
     Column("user_id", ID, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
     Column("role", String(16), nullable=False),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     CheckConstraint(ROLES, name="role"),
     Index("ix_memberships_user", "user_id"),
 )
@@ -118,7 +146,7 @@ domains = Table(
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
     Column("host", String(253), nullable=False, unique=True),
     Column("fallback_url", Text),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     Index("ix_domains_workspace", "workspace_id"),
 )
 
@@ -130,7 +158,7 @@ traffic_sources = Table(
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
     Column("name", String(120), nullable=False),
     Column("params", JSON, nullable=False),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     UniqueConstraint("workspace_id", "name"),
 )
 
@@ -149,8 +177,8 @@ campaigns = Table(
     Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
     Column("status", String(16), nullable=False, server_default="active"),
     Column("fallback_url", Text),
-    Column("created_at", UTC, nullable=False),
-    Column("updated_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
     UniqueConstraint("host", "slug"),
     CheckConstraint("status IN ('active', 'paused')", name="status"),
     Index("ix_campaigns_workspace", "workspace_id"),
@@ -182,7 +210,7 @@ clicks = Table(
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
     Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), nullable=False),
     Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="SET NULL")),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     Column("ip", String(45), nullable=False),
     Column("user_agent", Text, nullable=False),
     Column("visitor_key", String(32), nullable=False),
@@ -210,7 +238,7 @@ event_types = Table(
     Column("counts_as_conversion", Boolean, nullable=False),
     Column("counts_as_revenue", Boolean, nullable=False),
     Column("is_builtin", Boolean, nullable=False),
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     UniqueConstraint("workspace_id", "name"),
 )
 
@@ -231,8 +259,8 @@ merchants = Table(
     Column("secret", Text),
     Column("dedupe_mode", String(16), nullable=False, server_default="txid"),
     Column("dedupe_window_minutes", Integer, nullable=False, server_default="60"),
-    Column("created_at", UTC, nullable=False),
-    Column("updated_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
     UniqueConstraint("workspace_id", "key"),
     CheckConstraint("value_choice IN ('gross', 'net')", name="value_choice"),
     CheckConstraint(
@@ -265,9 +293,9 @@ conversions = Table(
     Column("currency", String(3), nullable=False),
     Column("txid", String(200)),
     Column("dedupe_key", String(300), nullable=False),
-    Column("created_at", UTC, nullable=False),
-    Column("status_changed_at", UTC, nullable=False),
-    Column("attached_at", UTC),
+    Column("created_at", Timestamp, nullable=False),
+    Column("status_changed_at", Timestamp, nullable=False),
+    Column("attached_at", Timestamp),
     UniqueConstraint("workspace_id", "dedupe_key"),
     CheckConstraint(STATUSES, name="status"),
     Index("ix_conversions_workspace_time", "workspace_id", "created_at"),
@@ -289,7 +317,7 @@ conversion_status_history = Table(
         ForeignKey("postback_log.id", ondelete="SET NULL", deferrable=True, initially="DEFERRED"),
     ),
     Column("actor", String(80), nullable=False),  # "postback", "replay" or "user:<id>"
-    Column("created_at", UTC, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     Index("ix_status_history_conversion", "conversion_id", "created_at"),
 )
 
@@ -300,7 +328,7 @@ postback_log = Table(
     Column("id", ID, primary_key=True),
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE")),
     Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
-    Column("received_at", UTC, nullable=False),
+    Column("received_at", Timestamp, nullable=False),
     Column("method", String(8), nullable=False),
     Column("path", String(200), nullable=False),
     Column("query", Text, nullable=False),

@@ -1,0 +1,82 @@
+"""The dashboard's two languages: JSON catalogs in trilha/locale/ and which one a request gets.
+
+A catalog has ``ui`` (key -> text, ``{name}`` filled from keyword arguments) and ``errors``
+(the domain's English error messages -> translation). Numbers and quoted values in an error
+message stand as ``#`` in its key, so "must be at most 120 characters" finds
+"must be at most # characters".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from trilha.accounts import LOCALES
+
+DEFAULT_LOCALE = "pt-BR"
+CATALOG_DIR = Path(__file__).parent / "locale"
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+VARIABLE = re.compile(r"\d+|'[^']*'")
+
+
+@dataclass(frozen=True, slots=True)
+class Translator:
+    locale: str
+    ui: Mapping[str, str]
+    errors: Mapping[str, str]
+
+    def __call__(self, key: str, **params: object) -> str:
+        """The text for ``key`` (the key itself when missing), ``{name}`` filled from params.
+
+        >>> Translator("en", {"hi": "Hi {name}, {click_id}"}, {})("hi", name="Ana")
+        'Hi Ana, {click_id}'
+        """
+        text = self.ui.get(key, key)
+        if not params:
+            return text
+        return PLACEHOLDER.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
+
+    def error(self, message: str) -> str:
+        """A domain error message in this language, or as it is when the catalog lacks it.
+
+        >>> Translator("pt-BR", {}, {"must be at most # characters": "no máximo # caracteres"}
+        ... ).error("must be at most 120 characters")
+        'no máximo 120 caracteres'
+        """
+        template = self.errors.get(VARIABLE.sub("#", message))
+        if template is None:
+            return message
+        values = iter(VARIABLE.findall(message))
+        return re.sub("#", lambda _: next(values, "#"), template)
+
+
+@cache
+def translator(locale: str) -> Translator:
+    locale = locale if locale in LOCALES else DEFAULT_LOCALE
+    catalog = json.loads((CATALOG_DIR / f"{locale}.json").read_text(encoding="utf-8"))
+    return Translator(locale, catalog["ui"], catalog["errors"])
+
+
+def negotiate_locale(accept_language: str | None) -> str:
+    """The supported locale a browser prefers, from its Accept-Language header.
+
+    >>> negotiate_locale("en-US,en;q=0.9,pt;q=0.8"), negotiate_locale("fr, pt-PT;q=0.5")
+    ('en', 'pt-BR')
+    """
+    ranked: list[tuple[float, str]] = []
+    for part in (accept_language or "").split(","):
+        tag, _, quality = part.strip().partition(";q=")
+        try:
+            ranked.append((float(quality) if quality else 1.0, tag.strip().lower()))
+        except ValueError:
+            continue
+    for _, tag in sorted(ranked, key=lambda item: -item[0]):
+        if tag.startswith("pt"):
+            return "pt-BR"
+        if tag.startswith("en"):
+            return "en"
+    return DEFAULT_LOCALE

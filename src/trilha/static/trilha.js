@@ -1,0 +1,54 @@
+// Small behaviours of the dashboard; every page works without them.
+(function () {
+  "use strict";
+
+  function slugify(text) {
+    return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+  }
+
+  document.addEventListener("click", function (event) {
+    var copy = event.target.closest("[data-copy]");
+    if (copy) {
+      var done = function () {
+        var label = copy.textContent;
+        copy.textContent = copy.dataset.copied;
+        setTimeout(function () { copy.textContent = label; }, 1500);
+      };
+      if (navigator.clipboard) {
+        navigator.clipboard.writeText(copy.dataset.copy).then(done, function () {});
+      }
+      return;
+    }
+    var insert = event.target.closest("[data-insert]");
+    if (insert) {
+      var input = document.getElementById(insert.dataset.target);
+      var at = input.selectionStart === null ? input.value.length : input.selectionStart;
+      input.value = input.value.slice(0, at) + insert.dataset.insert + input.value.slice(input.selectionEnd || at);
+      input.focus();
+      input.setSelectionRange(at + insert.dataset.insert.length, at + insert.dataset.insert.length);
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+      return;
+    }
+    document.querySelectorAll("details.dropdown[open]").forEach(function (details) {
+      if (!details.contains(event.target)) { details.removeAttribute("open"); }
+    });
+  });
+
+  document.addEventListener("submit", function (event) {
+    var message = event.target.dataset && event.target.dataset.confirm;
+    if (message && !window.confirm(message)) { event.preventDefault(); }
+  }, true);
+
+  document.addEventListener("input", function (event) {
+    if (!event.target.matches("[data-slug-source]")) { return; }
+    var slug = document.querySelector("[data-slug-target]");
+    if (slug && (!slug.value || slug.dataset.auto === "1")) {
+      slug.value = slugify(event.target.value);
+      slug.dataset.auto = "1";
+    }
+  });
+  document.addEventListener("input", function (event) {
+    if (event.target.matches("[data-slug-target]") && event.isTrusted) { event.target.dataset.auto = "0"; }
+  });
+})();

@@ -1,0 +1,86 @@
+"""Workspace settings: name, time zone, currency and fallback URL; the postback URL and its
+token; the members and the caller's API keys, whose forms live in members.py and api_keys.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.accounts import list_api_keys
+from trilha.errors import InvalidInput
+from trilha.web.auth import Db
+from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
+from trilha.web.dashboard.responses import DashboardRoute, redirect, render
+from trilha.web.dashboard.workspaces import CURRENCY_CHOICES, TIMEZONE_CHOICES
+from trilha.workspaces import Role, list_members, rotate_postback_token, update_workspace
+
+router = APIRouter(route_class=DashboardRoute)
+
+WORKSPACE_FIELDS = ("name", "timezone", "currency", "fallback_url")
+
+
+@router.get("/w/{workspace_id}/settings")
+async def settings_page(page: InWorkspace, conn: Db) -> Response:
+    return await render_settings(page, conn)
+
+
+@router.post("/w/{workspace_id}/settings")
+async def save_settings(page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.OWNER)
+    form = await read_form(page.request)
+    values = {name: form[name] for name in WORKSPACE_FIELDS}
+    try:
+        await update_workspace(
+            conn,
+            page.workspace,
+            name=values["name"],
+            timezone=values["timezone"],
+            currency=values["currency"],
+            fallback_url=values["fallback_url"] or None,
+            clear_fallback_url=not values["fallback_url"],
+        )
+    except InvalidInput as exc:
+        context = {"values": values, "errors": field_errors(exc)}
+        return await render_settings(page, conn, context, status_code=422)
+    return redirect(page, settings_url(page), "settings.saved")
+
+
+@router.post("/w/{workspace_id}/settings/postback-token")
+async def rotate_token(page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.OWNER)
+    await rotate_postback_token(conn, page.workspace)
+    return redirect(page, settings_url(page), "settings.token_rotated")
+
+
+def settings_url(page: Page, anchor: str = "") -> str:
+    return f"/w/{page.workspace.id}/settings{anchor}"
+
+
+async def render_settings(
+    page: Page,
+    conn: AsyncConnection,
+    context: dict[str, Any] | None = None,
+    *,
+    status_code: int = 200,
+) -> Response:
+    """The settings page; ``context`` carries a failed form's values and errors, or a new key."""
+    workspace = page.workspace
+    values = {name: str(getattr(workspace, name) or "") for name in WORKSPACE_FIELDS}
+    full = {
+        "section": "settings",
+        "values": values,
+        "errors": {},
+        "member_errors": {},
+        "key_errors": {},
+        "new_key": None,
+        "postback_url": workspace.postback_url(page.settings.base_url),
+        "members": await list_members(conn, workspace),
+        "api_keys": await list_api_keys(conn, page.user),
+        "roles": [role.value for role in Role],
+        "timezones": TIMEZONE_CHOICES,
+        "currencies": CURRENCY_CHOICES,
+        **(context or {}),
+    }
+    return render(page, "dashboard/settings/page.html", full, status_code=status_code)

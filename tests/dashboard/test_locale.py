@@ -1,0 +1,74 @@
+"""The two catalogs hold the same texts, and every text the dashboard asks for exists."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import trilha
+from trilha.db.schema import DIMENSIONS
+from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
+from trilha.macros import BUILTIN_MACROS
+from trilha.workspaces import Role
+
+SOURCE = Path(trilha.__file__).parent
+LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_0-9.]+)["']""")
+FLASH_KEY = re.compile(r"""(?:redirect\(|flash=|key = )[^"\n]*"([a-z_]+\.[a-z_]+)\"""")
+
+
+def _catalog(locale: str) -> dict[str, dict[str, str]]:
+    catalog: dict[str, dict[str, str]] = json.loads(
+        (CATALOG_DIR / f"{locale}.json").read_text(encoding="utf-8")
+    )
+    return catalog
+
+
+def _used_keys() -> set[str]:
+    keys: set[str] = set()
+    for path in (SOURCE / "templates").rglob("*.html"):
+        keys.update(LITERAL_KEY.findall(path.read_text(encoding="utf-8")))
+    for path in (SOURCE / "web" / "dashboard").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        keys.update(re.findall(r'"([a-z_]+\.[a-z_]+)"', text))
+    keys.update(f"nav.{section}" for section in ("campaigns", "sources", "domains", "settings"))
+    keys.update(f"role.{role.value}" for role in Role)
+    keys.update(("status.active", "status.paused"))
+    keys.update(f"dimension.{name}" for name in DIMENSIONS)
+    keys.update(f"error.title_{status}" for status in (401, 403, 404, 409, 422))
+    return {key for key in keys if not key.endswith((".html", ".json", ".py"))}
+
+
+def test_it_has_the_same_texts_in_both_languages() -> None:
+    assert set(_catalog("pt-BR")["ui"]) == set(_catalog("en")["ui"])
+
+
+def test_every_text_the_dashboard_uses_is_in_the_catalogs() -> None:
+    missing = _used_keys() - set(_catalog("en")["ui"])
+    assert not missing
+
+
+def test_every_built_in_macro_is_described() -> None:
+    from trilha.web.dashboard.campaigns import macro_descriptions
+
+    for locale in ("pt-BR", "en"):
+        rows = macro_descriptions(translator(locale))
+        assert [name for name, _ in rows] == list(BUILTIN_MACROS)
+        assert all(not text.startswith("macro.") for _, text in rows)
+
+
+def test_it_translates_domain_errors_with_their_numbers_and_values() -> None:
+    t = translator("pt-BR")
+    assert t.error("must be at most 120 characters") == "deve ter no máximo 120 caracteres"
+    assert t.error("'cid' is mapped twice") == "'cid' aparece duas vezes"
+    assert t.error("a message nobody translated") == "a message nobody translated"
+    assert translator("en").error("must not be empty") == "must not be empty"
+
+
+def test_it_picks_the_language_the_browser_prefers() -> None:
+    assert negotiate_locale("en-GB,en;q=0.9") == "en"
+    assert negotiate_locale("pt-BR,pt;q=0.9,en;q=0.8") == "pt-BR"
+    assert negotiate_locale("de;q=0.9,en;q=0.5") == "en"
+    assert negotiate_locale("de, fr") == "pt-BR"
+    assert negotiate_locale(None) == "pt-BR"
+    assert negotiate_locale("en;q=abc, pt") == "pt-BR"
