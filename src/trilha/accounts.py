@@ -227,13 +227,17 @@ async def create_setup_token(conn: AsyncConnection, *, now: datetime) -> str:
 
 
 async def use_setup_token(conn: AsyncConnection, token: str, *, now: datetime) -> bool:
-    """Spend a setup token; False if it is unknown or was used already."""
-    result = await conn.execute(
-        update(setup_tokens)
-        .where(setup_tokens.c.token_hash == hash_secret(token), setup_tokens.c.used_at.is_(None))
-        .values(used_at=now)
+    """Spend a setup token; False if it is unknown, used, or an account exists already.
+
+    Spending one spends them all: each start on an empty database prints a new link, and none
+    may create a second owner once the first exists.
+    """
+    if not await is_setup_token_valid(conn, token):
+        return False
+    await conn.execute(
+        update(setup_tokens).where(setup_tokens.c.used_at.is_(None)).values(used_at=now)
     )
-    return result.rowcount == 1
+    return True
 
 
 async def is_setup_token_valid(conn: AsyncConnection, token: str) -> bool:
@@ -242,7 +246,7 @@ async def is_setup_token_valid(conn: AsyncConnection, token: str) -> bool:
             select(setup_tokens.c.used_at).where(setup_tokens.c.token_hash == hash_secret(token))
         )
     ).first()
-    return row is not None and row.used_at is None
+    return row is not None and row.used_at is None and await count_users(conn) == 0
 
 
 def _locale(value: str) -> str:
