@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import postback_log
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
 MASK = "********"
 MIN_SECRET_LENGTH = 4
 STORED_BODY_LIMIT = 256 * 1024
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
 # Headers that carry credentials whatever the merchant: masked whole.
 SECRET_HEADERS = frozenset(
     {
@@ -34,16 +39,39 @@ SECRET_HEADERS = frozenset(
 
 
 def mask(text: str, secrets: list[str]) -> str:
-    """Replace every occurrence of each secret; longest first, so no part of one survives.
+    """Replace every occurrence of each secret, however the request spelled it; longest first,
+    so no part of one survives.
 
-    >>> mask("token=abc123&x=1", ["abc123"])
-    'token=********&x=1'
+    >>> mask("token=abc123&x=1&s=p%2Bq%2F1", ["abc123", "p+q/1"])
+    'token=********&x=1&s=********'
     """
-    for secret in sorted(
-        {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True
-    ):
-        text = text.replace(secret, MASK)
-    return text
+    return secret_masker(secrets)(text)
+
+
+def secret_masker(secrets: list[str]) -> Callable[[str], str]:
+    """``mask`` with the secrets compiled once, for the many fields of one log entry."""
+    spellings = {
+        spelling
+        for secret in secrets
+        if len(secret) >= MIN_SECRET_LENGTH
+        for spelling in _spellings(secret)
+    }
+    if not spellings:
+        return str
+    pattern = re.compile("|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True)))
+    return lambda text: pattern.sub(MASK, text)
+
+
+def _spellings(secret: str) -> set[str]:
+    """The secret as sent, JSON-escaped (PHP also escapes "/"), and percent-encoded as a query or
+    form sends it (upper- or lower-case hex): masking only the plain text let a secret with
+    "+", "/" or "=" reach the log encoded."""
+    escaped = json.dumps(secret)[1:-1]
+    texts = {secret, escaped, escaped.replace("/", "\\/")}
+    encoded = {quote(t, safe="") for t in texts} | {quote_plus(t) for t in texts}
+    encoded |= {quote(t) for t in texts}  # "/" left as it is
+    encoded |= {_PERCENT.sub(lambda m: m.group().lower(), e) for e in encoded}
+    return texts | encoded
 
 
 async def write_log(
@@ -55,7 +83,7 @@ async def write_log(
     processing_us: int,
     replay_of: str | None,
 ) -> None:
-    secrets = trace.secrets
+    hide = secret_masker(trace.secrets)
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
     await conn.execute(
@@ -66,17 +94,17 @@ async def write_log(
             received_at=raw.received_at,
             method=raw.method,
             path=raw.path[:200],
-            query=mask(raw.query, secrets),
+            query=hide(raw.query),
             headers=[
-                [name, MASK if name in SECRET_HEADERS else mask(value, secrets)]
+                [name, MASK if name in SECRET_HEADERS else hide(value)]
                 for name, value in raw.headers
             ],
-            body=mask(body, secrets),
+            body=hide(body),
             body_truncated=raw.body_too_large or len(raw.body) > STORED_BODY_LIMIT,
             source_ip=raw.source_ip,
             auth_failed=trace.auth_failed,
             outcome=result.outcome.value,
-            reason=mask(result.reason, secrets),
+            reason=hide(result.reason),
             conversion_id=result.conversion_id,
             campaign_id=trace.campaign_id,
             click_id=trace.click_id,
@@ -114,7 +142,7 @@ class LogFilter:
 async def list_log(
     conn: AsyncConnection, workspace_id: str, where: LogFilter, *, limit: int = 100
 ) -> list[dict[str, Any]]:
-    """Newest first; page with ``before_id`` set to the last id seen (ids sort by time)."""
+    """Newest first; page with ``before_id`` set to the last id seen."""
     query = select(postback_log).where(postback_log.c.workspace_id == workspace_id)
     for column, value in (
         ("outcome", where.outcome),
@@ -130,7 +158,20 @@ async def list_log(
     if where.until is not None:
         query = query.where(postback_log.c.received_at < where.until)
     if where.before_id is not None:
-        query = query.where(postback_log.c.id < where.before_id)
+        # Ids are random, so the cursor is the row's (received_at, id): an unknown id gives none.
+        cursor = (
+            select(postback_log.c.received_at)
+            .where(
+                postback_log.c.id == where.before_id, postback_log.c.workspace_id == workspace_id
+            )
+            .scalar_subquery()
+        )
+        query = query.where(
+            or_(
+                postback_log.c.received_at < cursor,
+                and_(postback_log.c.received_at == cursor, postback_log.c.id < where.before_id),
+            )
+        )
     rows = await conn.execute(
         query.order_by(postback_log.c.received_at.desc(), postback_log.c.id.desc()).limit(limit)
     )

@@ -100,7 +100,7 @@ def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]
     currency = read_field(merchant, payload, "currency")
     try:
         value = _value(merchant, payload)
-        currency = check_currency(currency) if currency else None
+        currency = check_currency(currency) if currency else merchant.preset.currency
     except AmountError as exc:
         raise MappingError(str(exc)) from None
     return Fields(

@@ -132,6 +132,9 @@ class Preset:
     auth: AuthKind = AuthKind.NONE
     auth_param: str = ""  # header name, or query parameter, for the HMAC kinds
     default_event: str = "SALE"
+    # What the amounts are in when the platform sends no currency field: Monetizze, Braip and
+    # Ticto sell in reais only, so the workspace's own currency would be wrong outside BRL.
+    currency: str | None = None
     # Values a platform sends for "empty", treated as missing (Ticto's "Não Informado").
     empty_values: frozenset[str] = frozenset({"", "null", "none", "undefined"})
     event_words: Mapping[str, str] = field(default_factory=lambda: EVENT_WORDS)

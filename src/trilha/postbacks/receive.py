@@ -7,8 +7,10 @@ fields → find the click → record (dedupe, status change) → log, all in the
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -33,7 +35,19 @@ from trilha.postbacks.payload import (
 )
 from trilha.postbacks.payload import parse_body as parse_body_fields
 from trilha.postbacks.preset import IGNORE
+from trilha.postbacks.presets import PRESETS
 from trilha.postbacks.raw import RawPostback
+
+# Every field a preset reads a secret from: masked when no merchant of the workspace applies.
+KNOWN_SECRET_FIELDS: Final = tuple(
+    sorted(
+        {
+            path
+            for preset in PRESETS.values()
+            for path in (*preset.paths.get("secret", ()), *preset.secret_names)
+        }
+    )
+)
 
 
 @dataclass
@@ -88,7 +102,7 @@ async def _process(
     query = _query_tree(raw)
     workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace)
     payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
-    merchant = await _choose_merchant(conn, workspace_id, raw, query, payload)
+    merchant = await _choose_merchant(conn, workspace_id, raw, query, payload, trace)
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
@@ -110,8 +124,7 @@ async def _process(
     trace.fields = fields
     trace.click_id = fields.click_id
     if fields.status == IGNORE:
-        reason = f"the mapping does not count {fields.platform_event or fields.platform_status}"
-        return Result(Outcome.IGNORED, reason, event_type=fields.event_type)
+        return Result(Outcome.IGNORED, _ignored_reason(fields), event_type=fields.event_type)
     if fields.click_id is None:
         looked = ", ".join(merchant.paths("click_id"))
         raise Rejected(f"no click id in the request (looked in: {looked})")
@@ -203,15 +216,25 @@ async def _identify_workspace(
 
 
 async def _choose_merchant(
-    conn: AsyncConnection, workspace_id: str, raw: RawPostback, query: Tree, payload: Tree
+    conn: AsyncConnection,
+    workspace_id: str,
+    raw: RawPostback,
+    query: Tree,
+    payload: Tree,
+    trace: Trace,
 ) -> Merchant:
-    """The merchant named in the URL, else the matched click's campaign's, else generic."""
+    """The merchant named in the URL, else the matched click's campaign's, else generic.
+
+    Without a merchant of the workspace, the sender may be any platform (a Hotmart webhook
+    pasted as /postback, or sent to a mistyped /pb/{key}): every preset's secret field is masked.
+    """
     key = raw.merchant_key or (
         query.get("merchant") if isinstance(query.get("merchant"), str) else None
     )
     if key:
         merchant = await load_merchant(conn, workspace_id, key=str(key))
         if merchant is None:
+            trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
             raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
         return merchant
     click_id = read_field(GENERIC, payload, "click_id")
@@ -227,7 +250,19 @@ async def _choose_merchant(
             found = await load_merchant(conn, workspace_id, merchant_id=merchant_id)
             if found is not None:
                 return found
+    trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
     return GENERIC
+
+
+def _ignored_reason(fields: Fields) -> str:
+    """Name both the event and the status: Braip's event is always STATUS_ALTERADO, so the
+    event alone did not say which status the mapping left out."""
+    words = [
+        f"{name} {value!r}"
+        for name, value in (("event", fields.platform_event), ("status", fields.platform_status))
+        if value
+    ]
+    return f"the mapping does not count {', '.join(words) or 'this postback'}"
 
 
 def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str]) -> Fields:
@@ -238,10 +273,15 @@ def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str]) -> Fiel
 
 
 def _secret_values(merchant: Merchant, payload: Tree, query: Tree) -> list[str]:
-    values = [merchant.secret or ""]
-    for path in (*merchant.paths("secret"), *merchant.preset.secret_names, "signature"):
+    paths = (*merchant.paths("secret"), *merchant.preset.secret_names, "signature")
+    return [v for v in (merchant.secret or "", *_values_at(paths, payload, query)) if v]
+
+
+def _values_at(paths: Iterable[str], payload: Tree, query: Tree) -> list[str]:
+    values = []
+    for path in paths:
         for source in (payload, query):
             value = get_path(source, path)
-            if isinstance(value, str):
+            if isinstance(value, str) and value:
                 values.append(value)
-    return [v for v in values if v]
+    return values

@@ -35,6 +35,7 @@ PRESET = Preset(
         Rule("SALE", IGNORE),
     ),
     auth=AuthKind.FIELD,
+    currency="BRL",  # no currency field: BRL only
     setup="Braip → Ferramentas → Postback: URL …/pb/braip?token=WORKSPACE_TOKEN. Copy the "
     "'basic_authentication' key into the merchant's secret.",
     secret_names=("basic_authentication",),

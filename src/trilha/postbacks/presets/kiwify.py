@@ -21,7 +21,9 @@ PRESET = Preset(
     paths={
         "click_id": ("TrackingParameters.sck", "TrackingParameters.src", "TrackingParameters.s1"),
         "event": ("webhook_event_type",),
-        "status": ("order_status",),
+        # An abandoned cart has no order: its `status: "abandoned"` sits at the root, with no
+        # event name; without this path it read as an approved sale with no status.
+        "status": ("order_status", "status"),
         "value": ("Commissions.charge_amount",),
         "net_value": ("Commissions.my_commission",),
         "currency": ("Commissions.currency",),

@@ -28,6 +28,10 @@ STATUS_CODES = {
     "5": Status.CHARGEBACK,
     "6": Status.APPROVED,
 }
+# 7 abandoned checkout, 8 hidden, 98/99 card/boleto chosen, 101-104 subscription notices. They
+# carry the sale's venda[status] too, so they must be ignored by code before the status text is
+# read: otherwise a 104 "Aguardando pagamento" opened a pending sale of its own.
+IGNORED_CODES = ("7", "8", "98", "99", "101", "102", "103", "104")
 STATUS_TEXTS = {
     "Aguardando pagamento": Status.PENDING,
     "Finalizada": Status.APPROVED,
@@ -52,10 +56,12 @@ PRESET = Preset(
     },
     rules=(
         *(Rule("SALE", status, when_event=code) for code, status in STATUS_CODES.items()),
+        *(Rule("SALE", IGNORE, when_event=code) for code in IGNORED_CODES),
         *(Rule("SALE", status, when_status=text) for text, status in STATUS_TEXTS.items()),
-        Rule("SALE", IGNORE),  # 7 abandoned checkout, 98/99 payment method, 101-104 subscription
+        Rule("SALE", IGNORE),  # anything else: logged, never counted
     ),
     auth=AuthKind.FIELD,
+    currency="BRL",  # no currency field: BRL only
     reshape=prefer_json_copy,
     setup="Monetizze → Ferramentas → Postback: URL …/pb/monetizze?token=WORKSPACE_TOKEN for each "
     "product. Copy the 'chave única' into the merchant's secret.",

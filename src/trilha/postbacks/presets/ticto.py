@@ -37,6 +37,7 @@ PRESET = Preset(
     ),
     value_unit=ValueUnit.CENTS,
     auth=AuthKind.FIELD,
+    currency="BRL",  # no currency field: BRL only
     empty_values=frozenset({"", "null", "none", "undefined", "não informado", "nao informado"}),
     setup="Ticto → Integrações → Webhook v2: URL …/pb/ticto?token=WORKSPACE_TOKEN. Copy the "
     "webhook token into the merchant's secret.",
