@@ -12,15 +12,20 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from trilha.accounts import LOCALES
+from trilha.money import MINOR_DIGITS
 
 DEFAULT_LOCALE = "pt-BR"
 CATALOG_DIR = Path(__file__).parent / "locale"
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 VARIABLE = re.compile(r"\d+|'[^']*'")
+CURRENCY_SYMBOLS = {"BRL": "R$", "USD": "US$", "EUR": "€", "GBP": "£"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,32 @@ class Translator:
             return message
         values = iter(VARIABLE.findall(message))
         return re.sub("#", lambda _: next(values, "#"), template)
+
+    def number(self, value: Decimal | float, digits: int) -> str:
+        """A number with thousands grouped, as this language writes it.
+
+        >>> translator("pt-BR").number(Decimal("1234.5"), 2), translator("en").number(1.25, 1)
+        ('1.234,50', '1.2')
+        """
+        text = f"{value:,.{digits}f}"
+        if self.locale == "pt-BR":
+            return text.translate(str.maketrans(",.", ".,"))
+        return text
+
+    def money(self, amount: Decimal | str, currency: str) -> str:
+        """An amount with its currency's symbol (or code) and minor digits.
+
+        >>> translator("pt-BR").money(Decimal("1234.5"), "BRL"), translator("en").money(
+        ...     Decimal("500"), "JPY")
+        ('R$ 1.234,50', 'JPY 500')
+        """
+        number = self.number(Decimal(amount), MINOR_DIGITS.get(currency, 2))
+        return f"{CURRENCY_SYMBOLS.get(currency, currency)} {number}"
+
+    def when(self, moment: datetime, timezone: str) -> str:
+        """A moment on a workspace's clock, day first in Portuguese."""
+        pattern = "%d/%m/%Y %H:%M:%S" if self.locale == "pt-BR" else "%Y-%m-%d %H:%M:%S"
+        return moment.astimezone(ZoneInfo(timezone)).strftime(pattern)
 
 
 @cache

@@ -46,6 +46,10 @@ class MerchantRow:
     created_at: datetime
     updated_at: datetime
 
+    def postback_url(self, public_url: str, token: str) -> str:
+        """The URL to paste into the platform's settings; it holds the workspace's token."""
+        return f"{public_url}/pb/{self.key}?token={token}"
+
 
 def _row(row: Any) -> MerchantRow:
     return MerchantRow(

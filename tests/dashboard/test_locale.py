@@ -10,10 +10,15 @@ import trilha
 from trilha.db.schema import DIMENSIONS
 from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
 from trilha.macros import BUILTIN_MACROS
+from trilha.merchants import DEDUPE_MODES, RULE_STATUSES
+from trilha.money import ValueUnit
+from trilha.postbacks.outcome import Outcome
+from trilha.postbacks.preset import FIELDS
 from trilha.workspaces import Role
 
 SOURCE = Path(trilha.__file__).parent
 LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_0-9.]+)["']""")
+SECTIONS = ("campaigns", "sources", "merchants", "conversions", "postbacks", "domains", "settings")
 FLASH_KEY = re.compile(r"""(?:redirect\(|flash=|key = )[^"\n]*"([a-z_]+\.[a-z_]+)\"""")
 
 
@@ -31,9 +36,14 @@ def _used_keys() -> set[str]:
     for path in (SOURCE / "web" / "dashboard").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         keys.update(re.findall(r'"([a-z_]+\.[a-z_]+)"', text))
-    keys.update(f"nav.{section}" for section in ("campaigns", "sources", "domains", "settings"))
+    keys.update(f"nav.{section}" for section in SECTIONS)
     keys.update(f"role.{role.value}" for role in Role)
     keys.update(("status.active", "status.paused"))
+    keys.update(f"outcome.{outcome.value}" for outcome in Outcome)
+    keys.update(f"conversion_status.{status}" for status in RULE_STATUSES)
+    keys.update(f"dedupe.{mode}" for mode in DEDUPE_MODES)
+    keys.update(f"value_unit.{unit.value}" for unit in ValueUnit)
+    keys.update(f"postback_field.{name}" for name in FIELDS)
     keys.update(f"dimension.{name}" for name in DIMENSIONS)
     keys.update(f"error.title_{status}" for status in (401, 403, 404, 409, 422))
     return {key for key in keys if not key.endswith((".html", ".json", ".py"))}

@@ -6,8 +6,9 @@ log entry pointing at the original, which stays as it was.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -30,14 +31,9 @@ async def replay_postbacks(
         entry = await get_log_entry(conn, workspace_id, entry_id)
         if entry is None:
             raise NotFound(f"postback log entry {entry_id[:40]} not found")
-        if entry["outcome"] not in REPLAYABLE:
-            raise InvalidInput(
-                {"ids": f"{entry_id}: only invalid or orphan entries can be replayed"}
-            )
-        if entry["auth_failed"]:
-            raise InvalidInput({"ids": f"{entry_id}: it failed the merchant's secret check"})
-        if entry["body_truncated"]:
-            raise InvalidInput({"ids": f"{entry_id}: its body was too large to keep whole"})
+        refusal = replay_refusal(entry)
+        if refusal is not None:
+            raise InvalidInput({"ids": f"{entry_id}: {refusal}"})
         raw = raw_from_log(entry, received_at=now)
         results.append(
             await receive_postback(
@@ -45,3 +41,14 @@ async def replay_postbacks(
             )
         )
     return results
+
+
+def replay_refusal(entry: Mapping[str, Any]) -> str | None:
+    """Why a log entry cannot be replayed, or None when it can."""
+    if entry["outcome"] not in REPLAYABLE:
+        return "only invalid or orphan entries can be replayed"
+    if entry["auth_failed"]:
+        return "it failed the merchant's secret check"
+    if entry["body_truncated"]:
+        return "its body was too large to keep whole"
+    return None

@@ -44,7 +44,7 @@
     if (!event.target.matches("[data-slug-source]")) { return; }
     var slug = document.querySelector("[data-slug-target]");
     if (slug && (!slug.value || slug.dataset.auto === "1")) {
-      slug.value = slugify(event.target.value);
+      slug.value = slugify(event.target.value).slice(0, slug.maxLength > 0 ? slug.maxLength : 64);
       slug.dataset.auto = "1";
     }
   });

@@ -8,16 +8,36 @@ from trilha.web.api import (
     api_keys,
     campaigns,
     clicks,
+    conversions,
     domains,
+    event_types,
     health,
     macros,
     me,
     members,
+    merchants,
+    postback_log,
+    presets,
     sources,
     workspaces,
 )
 
-RESOURCES = (me, api_keys, workspaces, members, domains, sources, campaigns, clicks, macros)
+RESOURCES = (
+    me,
+    api_keys,
+    workspaces,
+    members,
+    domains,
+    sources,
+    campaigns,
+    clicks,
+    macros,
+    presets,
+    merchants,
+    event_types,
+    conversions,
+    postback_log,
+)
 
 # Authentication itself happens in trilha.web.auth.api_user; this only tells OpenAPI about it.
 bearer = HTTPBearer(

@@ -6,14 +6,33 @@ from trilha.web.dashboard import (
     api_keys,
     auth,
     campaigns,
+    conversions,
     domains,
+    event_types,
     members,
+    merchants,
+    postback_log,
     settings,
     sources,
+    trials,
     workspaces,
 )
 
-SECTIONS = (auth, workspaces, campaigns, sources, domains, settings, members, api_keys)
+SECTIONS = (
+    auth,
+    workspaces,
+    campaigns,
+    sources,
+    merchants,
+    trials,
+    conversions,
+    postback_log,
+    domains,
+    settings,
+    event_types,
+    members,
+    api_keys,
+)
 
 router = APIRouter(include_in_schema=False)
 for section in SECTIONS:

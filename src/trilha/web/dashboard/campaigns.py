@@ -23,6 +23,7 @@ from trilha.db.schema import CLICK_IDS, SUBS, UTMS
 from trilha.errors import Conflict, InvalidInput
 from trilha.i18n import Translator
 from trilha.macros import BUILTIN_MACROS
+from trilha.merchants import list_merchants
 from trilha.validation import require_http_url
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
@@ -31,7 +32,7 @@ from trilha.workspaces import Role, list_domains
 
 router = APIRouter(route_class=DashboardRoute)
 
-FIELDS = ("name", "slug", "host", "offer_url", "source_id", "status", "fallback_url")
+FIELDS = ("name", "slug", "host", "offer_url", "source_id", "merchant_id", "status", "fallback_url")
 SAMPLE_PARAMS = "utm_source=facebook&ad_id=120200000000&sub1=criativo-a"
 NEW_CAMPAIGN = dict.fromkeys(FIELDS, "") | {"status": "active", "sample": SAMPLE_PARAMS}
 
@@ -69,6 +70,7 @@ async def add_campaign(page: InWorkspace, conn: Db) -> Response:
             host=values["host"],
             offer_url=values["offer_url"],
             source_id=values["source_id"] or None,
+            merchant_id=values["merchant_id"] or None,
             status=CampaignStatus(values["status"]),
             fallback_url=values["fallback_url"] or None,
             now=datetime.now(UTC),
@@ -129,6 +131,7 @@ def _values(form: Form) -> dict[str, str]:
 def _changes(values: dict[str, str]) -> dict[str, str | None]:
     changes: dict[str, str | None] = {name: values[name] for name in FIELDS}
     changes["source_id"] = values["source_id"] or None
+    changes["merchant_id"] = values["merchant_id"] or None
     changes["fallback_url"] = values["fallback_url"] or None
     return changes
 
@@ -158,6 +161,7 @@ async def _form(
         "errors": errors,
         "domains": await list_domains(conn, page.workspace),
         "sources": await list_sources(conn, page.workspace),
+        "merchants": await list_merchants(conn, page.workspace.id),
         "default_host": urlsplit(page.settings.base_url).netloc,
         "macros": macro_descriptions(page.t),
         **_preview(page, values),

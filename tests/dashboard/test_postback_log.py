@@ -1,0 +1,118 @@
+"""The postback log in the browser: outcomes and reasons, filters and pages, an entry's stored
+request with its secrets masked, and replaying what failed after fixing the mapping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.dashboard.conftest import BROWSER, Account, screenshot
+from tests.dashboard.sales import (
+    HOTTOK,
+    hotmart_sale,
+    make_click,
+    make_merchant,
+    send_generic,
+    send_hotmart,
+)
+from tests.factories import fetch_all
+from trilha.db.schema import conversions, postback_log
+from trilha.web.dashboard import postback_log as log_pages
+
+pytestmark = BROWSER
+
+
+async def test_an_invalid_postback_is_replayed_after_adding_its_event_type(
+    page: Page, db: AsyncEngine, owner: Account, live_server: str, tmp_path: Path
+) -> None:
+    _, click_id = await make_click(db, live_server, owner.workspace)
+    failed = await send_generic(
+        live_server, owner.workspace, click_id=click_id, tipo="trial", payout="0", txid="T-1"
+    )
+    await send_generic(live_server, owner.workspace, click_id="nao-existe", txid="T-2")
+    await page.goto(f"/w/{owner.workspace.id}/postbacks")
+
+    invalid = page.locator(f"#entry-{failed['postback_id']}")
+    await expect(invalid.locator(".badge")).to_have_text("Inválido")
+    await expect(invalid.locator(".reason")).to_have_text(
+        "tipo de evento 'TRIAL' desconhecido; adicione-o em Tipos de evento"
+    )
+    await expect(page.locator(".log-entry[data-outcome=orphan] .badge")).to_have_text("Órfão")
+    await expect(page.locator(".replay-select")).to_have_count(2)
+    await screenshot(page, "trilha-postback-log.png", tmp_path)
+
+    await page.goto(f"/w/{owner.workspace.id}/event-types")
+    await page.fill("#field-name", "trial")
+    await page.click("#event-type-submit")
+    await expect(page.locator("#flash")).to_contain_text("Tipo de evento TRIAL criado")
+    await page.click("nav.sections >> text=Postbacks S2S")
+    await invalid.locator(".replay-select").check()
+    await page.click("#replay-submit")
+
+    result = page.locator(f".replay-result[data-original='{failed['postback_id']}']")
+    await expect(result.locator(".badge")).to_have_text("Casado")
+    await expect(page.locator(".log-entry")).to_have_count(3)
+    [conversion] = await fetch_all(db, conversions, event_type="TRIAL")
+    assert conversion["click_id"] == click_id
+    await result.locator(".replay-entry").click()
+    await expect(page.locator("#replay-of-link")).to_be_visible()
+    await page.click("#conversion-link")
+    await expect(page.locator("#conversion-click")).to_have_text(click_id)
+
+
+async def test_an_entry_shows_the_stored_request_without_token_or_secret(
+    page: Page, db: AsyncEngine, owner: Account, live_server: str
+) -> None:
+    merchant = await make_merchant(db, owner.workspace, secret=HOTTOK)
+    _, click_id = await make_click(db, live_server, owner.workspace)
+    url = merchant.postback_url(live_server, owner.workspace.postback_token)
+    await send_hotmart(url, hotmart_sale(click_id, txid="HP-77", value=297.0))
+    repeat = await send_hotmart(url, hotmart_sale(click_id, txid="HP-77", value=197.0))
+
+    await page.goto(f"/w/{owner.workspace.id}/postbacks/{repeat['postback_id']}")
+
+    await expect(page.locator("h2 .badge")).to_have_text("Duplicado")
+    request = page.locator("#request-text")
+    await expect(request).to_contain_text("POST /pb/hotmart?token=********")
+    await expect(request).to_contain_text("x-hotmart-hottok: ********")
+    await expect(request).to_contain_text('    "purchase": {\n      "transaction": "HP-77",')
+    details = page.locator("#entry-details")
+    await expect(details.locator("[data-detail=stored_value] td")).to_have_text("R$ 297,00")
+    await expect(details.locator("[data-detail=received_value] td")).to_have_text("R$ 197,00")
+    html = await page.content()
+    assert owner.workspace.postback_token not in html
+    assert HOTTOK not in html
+    [entry] = await fetch_all(db, postback_log, id=repeat["postback_id"])
+    assert json.loads(entry["body"])["hottok"] == "********"
+    await page.click("#conversion-link")
+    await expect(page.locator("h2")).to_contain_text("R$ 297,00")
+
+
+async def test_the_log_is_filtered_and_paged_newest_first(
+    page: Page, db: AsyncEngine, owner: Account, live_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log_pages, "PAGE_SIZE", 2)
+    for n in range(3):
+        await send_generic(live_server, owner.workspace, click_id=f"orfao-{n}", txid=f"T{n}")
+    await send_generic(live_server, owner.workspace, tipo="venda", txid="SEM-CLIQUE")
+    await page.goto(f"/w/{owner.workspace.id}/postbacks")
+
+    await expect(page.locator(".log-entry")).to_have_count(2)
+    await expect(page.locator(".log-entry").first).to_contain_text("SEM-CLIQUE")
+    await page.click("#older")
+    await expect(page.locator(".log-entry")).to_have_count(2)
+    await expect(page.locator(".log-entry").last).to_contain_text("orfao-0")
+    await expect(page.locator("#older")).to_have_count(0)
+
+    await page.select_option("#filter-outcome", "orphan")
+    await page.fill("#filter-click_id", "orfao-1")
+    await page.click("#filter-submit")
+    await expect(page.locator(".log-entry")).to_have_count(1)
+    await expect(page.locator(".log-entry")).to_contain_text("orfao-1")
+    await page.select_option("#filter-outcome", "invalid")
+    await page.click("#filter-submit")
+    await expect(page.locator(".empty-state")).to_contain_text("Nada encontrado")
