@@ -6,10 +6,11 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import JSON, Select, bindparam, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import DIMENSIONS, clicks
@@ -139,19 +140,39 @@ async def _recent_visitors(
     for link, request in batch:
         by_campaign.setdefault(link.campaign_id, set()).add(request.visitor.key)
     oldest = min((request.now for _, request in batch), default=datetime.now(UTC))
+    query = _recent_visitors_query(conn.dialect.name)
     seen: set[tuple[str, str]] = set()
     for campaign_id, keys in by_campaign.items():
         result = await conn.execute(
-            select(clicks.c.visitor_key)
-            .distinct()
-            .where(
-                clicks.c.campaign_id == campaign_id,
-                clicks.c.visitor_key.in_(keys),
-                clicks.c.created_at > oldest - UNIQUE_WINDOW,
-            )
+            query,
+            {"keys": sorted(keys), "campaign_id": campaign_id, "since": oldest - UNIQUE_WINDOW},
         )
         seen.update((campaign_id, key) for key in result.scalars())
     return seen
+
+
+@lru_cache
+def _recent_visitors_query(dialect: str) -> Select[str]:
+    """Which of a list of visitor keys clicked a campaign since a time.
+
+    Each key costs one index probe that stops at its first click: a DISTINCT over the matching
+    clicks would read every click of a visitor who clicked ten thousand times. A scalar subquery
+    with LIMIT 1 rather than EXISTS, so that PostgreSQL cannot turn it into a hash join over all
+    the campaign's clicks when its statistics are stale (a young, fast-growing clicks table).
+    """
+    elements = func.json_array_elements_text if dialect == "postgresql" else func.json_each
+    keys = elements(bindparam("keys", type_=JSON)).table_valued("value")
+    first_click = (
+        select(literal_column("1"))
+        .where(
+            clicks.c.campaign_id == bindparam("campaign_id"),
+            clicks.c.visitor_key == keys.c.value,
+            clicks.c.created_at > bindparam("since", type_=clicks.c.created_at.type),
+        )
+        .limit(1)
+        .scalar_subquery()
+    )
+    return select(keys.c.value).where(first_click.is_not(None))
 
 
 @dataclass(frozen=True, slots=True)
