@@ -1,8 +1,8 @@
 """Benchmark of the redirect GET /r/{slug} against a 302 that stores nothing.
 
-Run from the repository root:
+Run from the repository root (docs/performance.md has the figures and how to read them):
 
-    .venv/bin/python bench/redirect.py [--duration 10] [--connections 64] [--rounds 1]
+    .venv/bin/python bench/redirect.py [--duration 10] [--connections 64] [--rounds 3]
 
 Every target runs in turn on the loopback interface, its server pinned to CPU 0 and wrk (one
 thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
@@ -10,14 +10,17 @@ thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
 - ``nginx``: nginx answering ``return 302`` (one worker), the ceiling of the machine;
 - ``starlette``: a bare Starlette app answering the same 302, on granian (one ASGI worker);
 - ``asgi``: a bare ASGI function answering the same 302, on granian, the floor of Python;
+- ``asgi-batched``: the bare function behind a group "commit" that stores nothing (diagnostic);
 - ``trilha-sqlite-full`` / ``trilha-sqlite-normal``: ``trilha serve`` (granian, ASGI, 1 worker)
   on a fresh, migrated SQLite file with ``synchronous=FULL`` (the default) or ``NORMAL``;
 - ``trilha-postgres``: ``trilha serve`` on a fresh PostgreSQL database, dropped afterwards.
 
 For each target it prints requests/s, p50/p99 latency, the server's CPU time per request (its
-process tree's utime+stime from /proc) and, for PostgreSQL, the database cluster's CPU per
-request; after each trilha run it checks that the clicks stored cover every 3xx wrk counted.
-The figures also go to bench/results/redirect-<time>.json.
+process tree's utime+stime from /proc), for PostgreSQL the CPU of the server processes serving
+trilha's connections, wrk's own CPU (near 100 % means wrk was the limit) and what every other
+process on the machine used meanwhile (a run disturbed by them is measured again). After each
+trilha run it checks that the clicks stored cover every 2xx/3xx wrk counted. The figures (medians
+over the rounds) also go to bench/results/redirect-<time>.json.
 """
 
 from __future__ import annotations
@@ -677,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per target")
     parser.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per target")
     parser.add_argument("--connections", type=int, default=64, help="wrk connections (-c)")
-    parser.add_argument("--rounds", type=int, default=1, help="times to run every target")
+    parser.add_argument("--rounds", type=int, default=3, help="times to run every target")
     parser.add_argument(
         "--targets",
         default=",".join(TARGETS),
@@ -691,24 +694,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quiet-timeout",
         type=float,
-        default=0.0,
+        default=60.0,
         help="before each measured run, wait up to this many seconds for a quiet machine",
     )
     parser.add_argument(
         "--quiet-limit",
         type=float,
-        default=0.15,
+        default=0.25,
         help="quiet means at most this share of one core busy (with --quiet-timeout)",
     )
     parser.add_argument(
         "--noisy-retries",
         type=int,
-        default=0,
+        default=4,
         help="measure a target again (up to this many times) when other processes used more "
         "than --noisy-limit %% of a core during its run",
     )
     parser.add_argument(
-        "--noisy-limit", type=float, default=15.0, help="see --noisy-retries (%% of one core)"
+        "--noisy-limit", type=float, default=25.0, help="see --noisy-retries (%% of one core)"
     )
     parser.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/...)")

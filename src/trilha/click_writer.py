@@ -6,7 +6,7 @@ soon as the previous commit ends (a fixed waiting window measured slower).
 
 On SQLite a batch runs whole in one thread of the writer's own, on a blocking connection to the
 same file: aiosqlite would hand every statement to its thread and back three or four times, and
-those hand-overs cost more than the batch's own SQL (see docs/performance.md).
+those hand-overs cost about as much as the batch's own SQL (see docs/performance.md).
 """
 
 from __future__ import annotations
