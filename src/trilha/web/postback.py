@@ -20,7 +20,7 @@ PATHS = ("/postback", "/pb")
 
 
 def is_postback_path(path: str) -> bool:
-    return path in PATHS or path.startswith("/pb/") or path in ("/postback/", "/pb/")
+    return path.rstrip("/") in PATHS or path.startswith("/pb/")
 
 
 async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
