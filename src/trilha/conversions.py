@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.dml import ReturningInsert
 
 from trilha.db.schema import clicks, conversion_status_history, conversions
 from trilha.errors import InvalidInput, NotFound
@@ -95,29 +97,25 @@ async def record_conversion(
             )
     key = dedupe_key(mode, fields, attribution, postback_id)
     conversion_id = new_id()
-    insert = (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(
-        conversions
-    )
     result = await conn.execute(
-        insert.values(
-            id=conversion_id,
-            workspace_id=workspace_id,
-            click_id=attribution.click_id,
-            raw_click_id=attribution.raw_click_id,
-            campaign_id=attribution.campaign_id,
-            source_id=attribution.source_id,
-            merchant_id=merchant_id,
-            event_type=fields.event_type,
-            status=fields.status,
-            value_minor=value_minor,
-            currency=currency,
-            txid=fields.txid,
-            dedupe_key=key,
-            created_at=now,
-            status_changed_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["workspace_id", "dedupe_key"])
-        .returning(conversions.c.id)
+        _insert_new(conn.dialect.name),
+        {
+            "id": conversion_id,
+            "workspace_id": workspace_id,
+            "click_id": attribution.click_id,
+            "raw_click_id": attribution.raw_click_id,
+            "campaign_id": attribution.campaign_id,
+            "source_id": attribution.source_id,
+            "merchant_id": merchant_id,
+            "event_type": fields.event_type,
+            "status": fields.status,
+            "value_minor": value_minor,
+            "currency": currency,
+            "txid": fields.txid,
+            "dedupe_key": key,
+            "created_at": now,
+            "status_changed_at": now,
+        },
     )
     if result.first() is not None:  # no row back: the key exists, this repeats a conversion
         await _append_history(conn, conversion_id, None, fields.status, postback_id, actor, now)
@@ -126,6 +124,16 @@ async def record_conversion(
         return Recorded(outcome, reason, conversion_id, {})
     existing = await _by_key(conn, workspace_id, key)
     return await _repeat(conn, existing, fields, value_minor, currency, postback_id, actor, now)
+
+
+@lru_cache
+def _insert_new(dialect: str) -> ReturningInsert[tuple[str]]:
+    """INSERT a conversion unless its dedupe key exists, returning its id when inserted; one
+    statement per dialect, so that SQLAlchemy compiles it once."""
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(conversions)
+    return insert.on_conflict_do_nothing(index_elements=["workspace_id", "dedupe_key"]).returning(
+        conversions.c.id
+    )
 
 
 async def _repeat(
@@ -210,26 +218,26 @@ async def _append_history(
     now: datetime,
 ) -> None:
     await conn.execute(
-        conversion_status_history.insert().values(
-            id=new_id(),
-            conversion_id=conversion_id,
-            from_status=from_status,
-            to_status=to_status,
-            postback_id=postback_id,
-            actor=actor,
-            created_at=now,
-        )
+        conversion_status_history.insert(),
+        {
+            "id": new_id(),
+            "conversion_id": conversion_id,
+            "from_status": from_status,
+            "to_status": to_status,
+            "postback_id": postback_id,
+            "actor": actor,
+            "created_at": now,
+        },
     )
 
 
+_CLICK = select(clicks.c.id, clicks.c.campaign_id, clicks.c.source_id).where(
+    clicks.c.id == bindparam("click_id"), clicks.c.workspace_id == bindparam("workspace_id")
+)
+
+
 async def find_click(conn: AsyncConnection, workspace_id: str, click_id: str) -> Attribution:
-    row = (
-        await conn.execute(
-            select(clicks.c.id, clicks.c.campaign_id, clicks.c.source_id).where(
-                clicks.c.id == click_id, clicks.c.workspace_id == workspace_id
-            )
-        )
-    ).first()
+    row = (await conn.execute(_CLICK, {"click_id": click_id, "workspace_id": workspace_id})).first()
     if row is None:
         return Attribution(click_id, None, None, None)
     return Attribution(click_id, row.id, row.campaign_id, row.source_id)

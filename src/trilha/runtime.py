@@ -10,8 +10,10 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.click_writer import ClickWriter
-from trilha.db.engine import make_engine
+from trilha.db.engine import is_sqlite, make_engine
+from trilha.group_commit import SQLiteWriter
 from trilha.maintenance import run_maintenance
+from trilha.postbacks.writer import PostbackWriter
 from trilha.settings import Settings
 from trilha.visitors import CountryLookup
 
@@ -21,21 +23,29 @@ class Runtime:
     settings: Settings
     engine: AsyncEngine
     clicks: ClickWriter
+    postbacks: PostbackWriter
+    sqlite: SQLiteWriter | None = None
     countries: CountryLookup = field(default_factory=CountryLookup)
     _upkeep: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
         engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+        sqlite = SQLiteWriter(engine) if is_sqlite(engine) else None
         return cls(
             settings=settings,
             engine=engine,
-            clicks=ClickWriter(engine),
+            clicks=ClickWriter(engine, sqlite),
+            postbacks=PostbackWriter(engine, sqlite),
+            sqlite=sqlite,
             countries=CountryLookup(settings.geoip_database),
         )
 
     def start(self) -> None:
+        if self.sqlite is not None:
+            self.sqlite.start()
         self.clicks.start()
+        self.postbacks.start()
         retention = timedelta(days=self.settings.postback_log_retention_days)
         self._upkeep = asyncio.create_task(run_maintenance(self.engine, retention=retention))
 
@@ -44,5 +54,8 @@ class Runtime:
             self._upkeep.cancel()
             await asyncio.gather(self._upkeep, return_exceptions=True)
         await self.clicks.stop()
+        await self.postbacks.stop()
+        if self.sqlite is not None:
+            await self.sqlite.stop()
         self.countries.close()
         await self.engine.dispose()

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_workspace
@@ -94,6 +95,62 @@ async def test_concurrent_identical_postbacks_make_one_conversion(
     assert outcomes == ["created"] + ["duplicate"] * (concurrency - 1)
     assert len(await fetch_all(db, conversions)) == 1
     assert len(await fetch_all(db, postback_log)) == concurrency
+
+
+async def fail_log_entries_of_txid(db: AsyncEngine, txid: str) -> None:
+    """A database fault that strikes one postback only, at its last write (the log entry),
+    after its conversion and status history were inserted."""
+    async with db.begin() as conn:
+        if db.dialect.name == "postgresql":
+            await conn.execute(
+                text(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    f" IF NEW.txid = '{txid}' THEN RAISE EXCEPTION 'refused'; END IF;"
+                    " RETURN NEW; END $$"
+                )
+            )
+            await conn.execute(
+                text(
+                    "CREATE TRIGGER refuse BEFORE INSERT ON postback_log"
+                    " FOR EACH ROW EXECUTE FUNCTION refuse()"
+                )
+            )
+        else:
+            await conn.execute(
+                text(
+                    "CREATE TRIGGER refuse BEFORE INSERT ON postback_log"
+                    f" WHEN NEW.txid = '{txid}' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+                )
+            )
+
+
+async def test_a_postback_that_cannot_be_stored_fails_alone(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    click_id = await click_on(client, db, workspace)
+    await fail_log_entries_of_txid(db, "BROKEN")
+    txids = ["BROKEN", *(f"OK{n}" for n in range(9))]
+
+    # Sent together, so that on SQLite they share group commits with the broken one.
+    responses = await asyncio.gather(
+        *(
+            client.get(
+                "/pb", params={"token": workspace.postback_token, "cid": click_id, "txid": txid}
+            )
+            for txid in txids
+        )
+    )
+
+    answers = dict(zip(txids, responses, strict=True))
+    assert answers["BROKEN"].status_code == 503
+    assert answers["BROKEN"].json()["status"] == "error"
+    assert {r.json()["status"] for txid, r in answers.items() if txid != "BROKEN"} == {"created"}
+    stored = await fetch_all(db, conversions)
+    assert sorted(c["txid"] for c in stored) == txids[1:]
+    # The broken request was not stored at all (its 5xx tells the platform to send it again).
+    assert sorted(e["txid"] for e in await fetch_all(db, postback_log)) == txids[1:]
+    assert len(await fetch_all(db, conversion_status_history)) == 9
 
 
 async def test_a_refund_after_approval_changes_the_status_and_keeps_history(

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 MASK = "********"
 MIN_SECRET_LENGTH = 4
+MASKER_CACHE_SIZE = 256
 STORED_BODY_LIMIT = 256 * 1024
 _PERCENT = re.compile(r"%[0-9A-F]{2}")
 # Headers that carry credentials whatever the merchant: masked whole.
@@ -50,6 +52,12 @@ def mask(text: str, secrets: list[str]) -> str:
 
 def secret_masker(secrets: list[str]) -> Callable[[str], str]:
     """``mask`` with the secrets compiled once, for the many fields of one log entry."""
+    return _masker(tuple(sorted(set(secrets))))
+
+
+@lru_cache(maxsize=MASKER_CACHE_SIZE)
+def _masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
+    # Most postbacks of a workspace carry the same secrets (its token, a merchant's key).
     spellings = {
         spelling
         for secret in secrets
@@ -87,36 +95,37 @@ async def write_log(
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
     await conn.execute(
-        postback_log.insert().values(
-            id=trace.postback_id,
-            workspace_id=trace.workspace_id,
-            merchant_id=trace.merchant_id,
-            received_at=raw.received_at,
-            method=raw.method,
-            path=raw.path[:200],
-            query=hide(raw.query),
-            headers=[
+        postback_log.insert(),
+        {
+            "id": trace.postback_id,
+            "workspace_id": trace.workspace_id,
+            "merchant_id": trace.merchant_id,
+            "received_at": raw.received_at,
+            "method": raw.method,
+            "path": raw.path[:200],
+            "query": hide(raw.query),
+            "headers": [
                 [name, MASK if name in SECRET_HEADERS else hide(value)]
                 for name, value in raw.headers
             ],
-            body=hide(body),
-            body_truncated=raw.body_too_large or len(raw.body) > STORED_BODY_LIMIT,
-            source_ip=raw.source_ip,
-            auth_failed=trace.auth_failed,
-            outcome=result.outcome.value,
-            reason=hide(result.reason),
-            conversion_id=result.conversion_id,
-            campaign_id=trace.campaign_id,
-            click_id=trace.click_id,
-            txid=fields.txid if fields else None,
-            event_type=fields.event_type if fields else None,
-            status=fields.status if fields else None,
-            value=str(fields.value) if fields else None,
-            currency=fields.currency if fields else None,
-            details={**result.details, **_platform_words(fields)},
-            processing_us=processing_us,
-            replay_of=replay_of,
-        )
+            "body": hide(body),
+            "body_truncated": raw.body_too_large or len(raw.body) > STORED_BODY_LIMIT,
+            "source_ip": raw.source_ip,
+            "auth_failed": trace.auth_failed,
+            "outcome": result.outcome.value,
+            "reason": hide(result.reason),
+            "conversion_id": result.conversion_id,
+            "campaign_id": trace.campaign_id,
+            "click_id": trace.click_id,
+            "txid": fields.txid if fields else None,
+            "event_type": fields.event_type if fields else None,
+            "status": fields.status if fields else None,
+            "value": str(fields.value) if fields else None,
+            "currency": fields.currency if fields else None,
+            "details": {**result.details, **_platform_words(fields)},
+            "processing_us": processing_us,
+            "replay_of": replay_of,
+        },
     )
 
 

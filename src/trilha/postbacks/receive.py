@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions import Attribution, find_click, record_conversion
@@ -47,6 +47,20 @@ KNOWN_SECRET_FIELDS: Final = tuple(
             for path in (*preset.paths.get("secret", ()), *preset.secret_names)
         }
     )
+)
+
+
+# Built once: SQLAlchemy then compiles each only once, and the hot path skips building them.
+_WORKSPACE = select(workspaces.c.id, workspaces.c.currency, workspaces.c.postback_token)
+_WORKSPACE_BY_ID = _WORKSPACE.where(workspaces.c.id == bindparam("id"))
+_WORKSPACE_BY_TOKEN = _WORKSPACE.where(workspaces.c.postback_token == bindparam("token"))
+_WORKSPACE_BY_HOST = _WORKSPACE.join(domains, domains.c.workspace_id == workspaces.c.id).where(
+    domains.c.host == bindparam("host")
+)
+_MERCHANT_OF_CLICK = (
+    select(campaigns.c.merchant_id)
+    .join(clicks, clicks.c.campaign_id == campaigns.c.id)
+    .where(clicks.c.id == bindparam("click_id"), clicks.c.workspace_id == bindparam("workspace_id"))
 )
 
 
@@ -187,23 +201,16 @@ async def _identify_workspace(
     conn: AsyncConnection, raw: RawPostback, query: Tree, replay: Replay | None, trace: Trace
 ) -> tuple[str, str]:
     """(workspace id, its currency), from the token, else from the custom tracking domain."""
-    columns = select(workspaces.c.id, workspaces.c.currency, workspaces.c.postback_token)
     token = query.get("token")
     if replay is not None:
-        row = (await conn.execute(columns.where(workspaces.c.id == replay.workspace_id))).first()
+        row = (await conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id})).first()
     elif isinstance(token, str) and token:
         trace.secrets.append(token)
-        row = (await conn.execute(columns.where(workspaces.c.postback_token == token))).first()
+        row = (await conn.execute(_WORKSPACE_BY_TOKEN, {"token": token})).first()
         if row is None:
             raise Rejected("unknown token", http_status=401)
     else:
-        row = (
-            await conn.execute(
-                columns.join(domains, domains.c.workspace_id == workspaces.c.id).where(
-                    domains.c.host == raw.host
-                )
-            )
-        ).first()
+        row = (await conn.execute(_WORKSPACE_BY_HOST, {"host": raw.host})).first()
         if row is None:
             raise Rejected(
                 "no workspace token, and the host is no custom tracking domain", http_status=401
@@ -241,9 +248,7 @@ async def _choose_merchant(
     if click_id:
         merchant_id = (
             await conn.execute(
-                select(campaigns.c.merchant_id)
-                .join(clicks, clicks.c.campaign_id == campaigns.c.id)
-                .where(clicks.c.id == click_id, clicks.c.workspace_id == workspace_id)
+                _MERCHANT_OF_CLICK, {"click_id": click_id, "workspace_id": workspace_id}
             )
         ).scalar()
         if merchant_id:

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from trilha.errors import StorageUnavailable
 from trilha.postbacks.raw import RawPostback, read_body, scope_headers
-from trilha.postbacks.receive import receive_postback
 from trilha.runtime import Runtime
 from trilha.visitors import client_ip
 from trilha.web.asgi import Receive, Scope, Send
@@ -55,9 +55,8 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         body_too_large=too_large,
     )
     try:
-        async with runtime.engine.begin() as conn:
-            result = await receive_postback(conn, raw)
-    except (SQLAlchemyError, OSError):
+        result = await runtime.postbacks.receive(raw)
+    except (StorageUnavailable, SQLAlchemyError, OSError):
         await send_json(
             send,
             503,

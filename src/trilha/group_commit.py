@@ -1,0 +1,179 @@
+"""Group commit: every job that arrived while the last commit ran goes into the next one.
+
+Each caller waits for the commit that holds its job, so nothing is answered before it is stored;
+throughput comes from sharing one commit (one fsync) among many jobs, not from skipping
+durability. A batch starts as soon as the previous commit ends (a fixed waiting window measured
+slower).
+
+On SQLite every batch, whatever writes it (clicks, postbacks), runs whole in one thread of its
+own, on one blocking connection to the file (``SQLiteWriter``): aiosqlite would hand every
+statement to its thread and back three or four times, and those hand-overs cost about as much as
+the batch's own SQL (see docs/performance.md). Batches of different writers queue behind each
+other there, which is what SQLite's single write lock would make them do anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Generic, TypeVar, cast
+
+from sqlalchemy import Connection, CursorResult, Dialect, Engine, Executable
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from trilha.db.engine import blocking_sqlite_engine
+from trilha.errors import StorageUnavailable
+
+log = logging.getLogger(__name__)
+
+J = TypeVar("J")
+R = TypeVar("R")
+T = TypeVar("T")
+
+MAX_BATCH = 2000
+SQLITE_CHECKPOINT_INTERVAL = 1.0
+
+
+class GroupCommit(Generic[J, R]):
+    """Queue jobs; ``commit`` stores a batch of them in one transaction and returns one result
+    (or the exception that job alone failed with) per job, in order."""
+
+    def __init__(
+        self, name: str, commit: Callable[[list[J]], Awaitable[Sequence[R | Exception]]]
+    ) -> None:
+        self._name = name
+        self._commit = commit
+        self._pending: list[tuple[J, asyncio.Future[R]]] = []
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=self._name)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for _, future in self._pending:
+            future.set_exception(StorageUnavailable("the server is shutting down"))
+        self._pending.clear()
+
+    async def submit(self, job: J) -> R:
+        """Wait until the job is committed; its result, or StorageUnavailable."""
+        if self._task is None:
+            raise StorageUnavailable(f"the {self._name} is not running")
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._pending.append((job, future))
+        self._wakeup.set()
+        return await future
+
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
+            if not self._pending:
+                self._wakeup.clear()
+            try:
+                results = await self._commit([job for job, _ in batch])
+            except (SQLAlchemyError, OSError, StorageUnavailable) as exc:
+                log.error(
+                    "%s: batch of %d not stored: %s", self._name, len(batch), type(exc).__name__
+                )
+                results = [StorageUnavailable("not stored")] * len(batch)
+            except Exception as exc:  # a fault must reach the callers, not end the writer
+                log.exception("%s: batch of %d failed", self._name, len(batch))
+                results = [exc] * len(batch)
+            for (_, future), result in zip(batch, results, strict=True):
+                if future.done():  # its caller went away
+                    continue
+                if isinstance(result, Exception):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+
+class SQLiteWriter:
+    """The one thread that writes to a SQLite file, on a blocking connection; and the background
+    checkpoints (automatic ones are off, see db.engine: they would run inside a commit)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._blocking: Engine | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._checkpoints: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._blocking = blocking_sqlite_engine(self._engine)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
+        self._checkpoints = asyncio.create_task(self._checkpoint(), name="sqlite-checkpoint")
+
+    async def stop(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.cancel()
+            await asyncio.gather(self._checkpoints, return_exceptions=True)
+            self._checkpoints = None
+        if self._thread is not None and self._blocking is not None:
+            # Queued behind a batch still committing, if any.
+            await asyncio.get_running_loop().run_in_executor(self._thread, self._blocking.dispose)
+            self._thread.shutdown()
+            self._thread = self._blocking = None
+
+    async def transaction(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in the writer's thread inside one transaction, committed when it returns."""
+        if self._thread is None or self._blocking is None:
+            raise StorageUnavailable("the SQLite writer is not running")
+        blocking = self._blocking
+
+        def run() -> T:
+            with blocking.begin() as conn:
+                return work(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(self._thread, run)
+
+    async def _checkpoint(self) -> None:
+        while True:
+            await asyncio.sleep(SQLITE_CHECKPOINT_INTERVAL)
+            try:
+                async with self._engine.connect() as conn:
+                    raw = await conn.get_raw_connection()
+                    await raw.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # type: ignore[union-attr]
+            except (SQLAlchemyError, OSError) as exc:
+                log.warning("sqlite checkpoint failed: %s", type(exc).__name__)
+
+
+class _BlockingConnection:
+    """The part of AsyncConnection the write paths use, over a blocking Connection: its awaits
+    never suspend, so a coroutine on it runs to its end in one step (see run_blocking)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._conn.dialect
+
+    async def execute(
+        self,
+        statement: Executable,
+        parameters: Sequence[dict[str, Any]] | dict[str, Any] | None = None,
+    ) -> CursorResult[Any]:
+        return self._conn.execute(statement, parameters)
+
+
+def as_async(conn: Connection) -> AsyncConnection:
+    """A blocking connection, typed as the async one the domain functions take."""
+    return cast(AsyncConnection, _BlockingConnection(conn))
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends to its end, outside any event loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    coro.close()
+    raise RuntimeError("a blocking write tried to suspend")

@@ -1,0 +1,69 @@
+"""Where a postback's transaction runs.
+
+On SQLite, postbacks are stored by group commit (see trilha.group_commit) in the file's one
+writer thread, each in a savepoint of its own: a postback that fails rolls back alone, and the
+others of its batch still commit. Each request is answered only after the commit that holds it.
+
+On PostgreSQL each postback has a transaction of its own: batches in two worker processes could
+take the locks of the same dedupe keys in opposite orders, and PostgreSQL already shares WAL
+flushes among the commits that wait at the same time.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+from sqlalchemy import Connection
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from trilha.errors import StorageUnavailable
+from trilha.group_commit import GroupCommit, SQLiteWriter, as_async, run_blocking
+from trilha.postbacks.outcome import Result
+from trilha.postbacks.raw import RawPostback
+from trilha.postbacks.receive import receive_postback
+
+log = logging.getLogger(__name__)
+
+
+class PostbackWriter:
+    def __init__(self, engine: AsyncEngine, sqlite: SQLiteWriter | None) -> None:
+        self._engine = engine
+        self._group: GroupCommit[RawPostback, Result] | None = None
+        if sqlite is not None:
+            self._group = GroupCommit("postback writer", partial(_commit, sqlite))
+
+    def start(self) -> None:
+        if self._group is not None:
+            self._group.start()
+
+    async def stop(self) -> None:
+        if self._group is not None:
+            await self._group.stop()
+
+    async def receive(self, raw: RawPostback) -> Result:
+        """Process and store one postback with its log entry; the result once committed."""
+        if self._group is None:
+            async with self._engine.begin() as conn:
+                return await receive_postback(conn, raw)
+        return await self._group.submit(raw)
+
+
+async def _commit(sqlite: SQLiteWriter, batch: list[RawPostback]) -> list[Result | Exception]:
+    def write(conn: Connection) -> list[Result | Exception]:
+        return [_in_savepoint(conn, raw) for raw in batch]
+
+    return await sqlite.transaction(write)
+
+
+def _in_savepoint(conn: Connection, raw: RawPostback) -> Result | Exception:
+    try:
+        with conn.begin_nested():
+            return run_blocking(receive_postback(as_async(conn), raw))
+    except SQLAlchemyError as exc:
+        log.error("postback not stored: %s", type(exc).__name__)
+        return StorageUnavailable("the postback could not be stored")
+    except Exception as exc:  # a fault in one postback must not sink its batch
+        log.exception("postback failed")
+        return exc
