@@ -140,16 +140,18 @@ async def _seed(conn: AsyncConnection, click_ids: list[str]) -> str:
     link = await resolve_link(conn, host=DEFAULT_HOST, slug=SLUG)
     if not isinstance(link, Link):
         raise RuntimeError(f"the bench campaign does not resolve: {link}")
+    visitors = [_visitor(i) for i in range(len(click_ids))]
     rows = [
         build_click(
             link,
             ClickRequest(
-                host=DEFAULT_HOST, slug=SLUG, visitor=_visitor(i), params=CLICK_PARAMS, now=now
+                host=DEFAULT_HOST, slug=SLUG, visitor=visitor, params=CLICK_PARAMS, now=now
             ),
             click_id=click_id,
+            visitor_key=visitor.key,
             is_unique=True,
         )
-        for i, click_id in enumerate(click_ids)
+        for visitor, click_id in zip(visitors, click_ids, strict=True)
     ]
     await conn.execute(clicks.insert(), rows)
     return workspace.postback_token

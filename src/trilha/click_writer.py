@@ -78,5 +78,11 @@ async def preview_redirect(conn: AsyncConnection, request: ClickRequest) -> Outc
     target = await resolve_link(conn, host=request.host, slug=request.slug)
     if isinstance(target, Fallback):
         return target
-    row = build_click(target, request, click_id=mint_click_id(), is_unique=False)
+    row = build_click(
+        target,
+        request,
+        click_id=mint_click_id(),
+        visitor_key=request.visitor.key,
+        is_unique=False,
+    )
     return Redirect(offer_url(target, row, request.params), row["id"])

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
+from urllib.parse import unquote_plus
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import JSON, Select, bindparam, func, literal_column, select
+from sqlalchemy import JSON, Dialect, Select, bindparam, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import DIMENSIONS, clicks
 from trilha.errors import NotFound
 from trilha.ids import mint_click_id
 from trilha.links import Link
-from trilha.macros import fill_macros, unknown_macros
+from trilha.macros import compile_template, unknown_macros
 from trilha.visitors import Device, Visitor
 
 UNIQUE_WINDOW = timedelta(hours=24)
@@ -37,17 +39,26 @@ class ClickRequest:
     now: datetime
 
 
-def clean_params(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Keep the first value of each parameter, within size limits, without NUL characters.
+def query_params(query: str) -> dict[str, str]:
+    """A query string's parameters as parse_qsl reads them (``+`` is a space, ``%xx`` decoded,
+    bad UTF-8 replaced), keeping the first value of each, within size limits, without NULs.
 
-    >>> clean_params([("sub1", "a"), ("sub1", "b"), ("x\\x00", "y")])
-    {'sub1': 'a', 'x': 'y'}
+    >>> query_params("sub1=a&sub1=b&x%00=y+z&flag&=v")
+    {'sub1': 'a', 'x': 'y z', 'flag': ''}
     """
     params: dict[str, str] = {}
-    for name, value in pairs:
+    for piece in query.split("&"):
+        name, _, value = piece.partition("=")
+        if "%" in name or "+" in name:
+            name = unquote_plus(name, errors="replace")
         name = name.replace("\x00", "")[:MAX_NAME_LENGTH]
-        if name and name not in params and len(params) < MAX_PARAMS:
-            params[name] = value.replace("\x00", "")[:MAX_VALUE_LENGTH]
+        if not name or name in params:
+            continue
+        if len(params) == MAX_PARAMS:
+            break
+        if "%" in value or "+" in value:
+            value = unquote_plus(value, errors="replace")
+        params[name] = value.replace("\x00", "")[:MAX_VALUE_LENGTH]
     return params
 
 
@@ -61,7 +72,7 @@ def click_dimensions(link: Link, params: Mapping[str, str]) -> dict[str, str | N
 
 
 def build_click(
-    link: Link, request: ClickRequest, *, click_id: str, is_unique: bool
+    link: Link, request: ClickRequest, *, click_id: str, visitor_key: str, is_unique: bool
 ) -> dict[str, Any]:
     visitor = request.visitor
     dimensions = click_dimensions(link, request.params)
@@ -74,7 +85,7 @@ def build_click(
         "created_at": request.now,
         "ip": visitor.ip,
         "user_agent": visitor.user_agent,
-        "visitor_key": visitor.key,
+        "visitor_key": visitor_key,
         "device_type": visitor.device.device_type,
         "os": visitor.device.os,
         "browser": visitor.device.browser,
@@ -87,59 +98,119 @@ def build_click(
     }
 
 
-def macro_values(link: Link, click: Mapping[str, Any], params: Mapping[str, str]) -> dict[str, str]:
-    """Every macro's value for one click: incoming parameters, overridden by built-ins."""
+def _date(link: Link, click: Mapping[str, Any]) -> str:
     created_at: datetime = click["created_at"]
-    values = dict(params)
-    values.update({name: click[name] or "" for name in DIMENSIONS})
-    values.update(
-        click_id=click["id"],
-        campaign_id=link.campaign_id,
-        campaign_name=link.name,
-        campaign_slug=link.slug,
-        source=link.source_name,
-        source_id=link.source_id or "",
-        device=click["device_type"],
-        os=click["os"],
-        browser=click["browser"],
-        country=click["country"],
-        ip=click["ip"],
-        user_agent=click["user_agent"],
-        referrer=click["referrer"],
-        timestamp=str(int(created_at.timestamp())),
-        date=created_at.astimezone(ZoneInfo(link.timezone)).date().isoformat(),
-        random=str(secrets.randbelow(1_000_000_000)),
-    )
+    return created_at.astimezone(ZoneInfo(link.timezone)).date().isoformat()
+
+
+def _dimension(name: str) -> Callable[[Link, Mapping[str, Any]], str]:
+    return lambda _, click: click[name] or ""
+
+
+# The built-in macros, each from the campaign and the click row; the dimensions (sub1, utm_*, ...)
+# come from the row, where the traffic source's mapping already put them.
+_BUILTIN_VALUES: dict[str, Callable[[Link, Mapping[str, Any]], str]] = {
+    "click_id": lambda _, click: click["id"],
+    "campaign_id": lambda link, _: link.campaign_id,
+    "campaign_name": lambda link, _: link.name,
+    "campaign_slug": lambda link, _: link.slug,
+    "source": lambda link, _: link.source_name,
+    "source_id": lambda link, _: link.source_id or "",
+    "device": lambda _, click: click["device_type"],
+    "os": lambda _, click: click["os"],
+    "browser": lambda _, click: click["browser"],
+    "country": lambda _, click: click["country"],
+    "ip": lambda _, click: click["ip"],
+    "user_agent": lambda _, click: click["user_agent"],
+    "referrer": lambda _, click: click["referrer"],
+    "timestamp": lambda _, click: str(int(click["created_at"].timestamp())),
+    "date": _date,
+    "random": lambda _, __: str(secrets.randbelow(1_000_000_000)),
+    **{name: _dimension(name) for name in DIMENSIONS},
+}
+
+
+def macro_values(
+    link: Link, click: Mapping[str, Any], params: Mapping[str, str], names: Iterable[str]
+) -> dict[str, str]:
+    """The value of each of ``names`` that has one: a built-in, else the incoming parameter."""
+    values: dict[str, str] = {}
+    for name in names:
+        builtin = _BUILTIN_VALUES.get(name)
+        if builtin is not None:
+            values[name] = builtin(link, click)
+        elif name in params:
+            values[name] = params[name]
     return values
 
 
 def offer_url(link: Link, click: Mapping[str, Any], params: Mapping[str, str]) -> str:
-    return fill_macros(link.offer_url, macro_values(link, click, params))
+    template = compile_template(link.offer_url)
+    return template.fill(macro_values(link, click, params, template.names))
 
 
 async def record_clicks(
     conn: AsyncConnection, batch: Sequence[tuple[Link, ClickRequest]]
 ) -> list[dict[str, Any]]:
     """Insert one batch of clicks; a visitor seen on the campaign in the last 24 h is not unique."""
-    seen = await _recent_visitors(conn, batch)
+    keyed = [(link, request, request.visitor.key) for link, request in batch]
+    seen = await _recent_visitors(conn, keyed)
     rows = []
-    for link, request in batch:
-        key = (link.campaign_id, request.visitor.key)
+    for link, request, visitor_key in keyed:
+        key = (link.campaign_id, visitor_key)
         click_id = mint_click_id(request.now)
-        rows.append(build_click(link, request, click_id=click_id, is_unique=key not in seen))
+        rows.append(
+            build_click(
+                link, request, click_id=click_id, visitor_key=visitor_key, is_unique=key not in seen
+            )
+        )
         seen.add(key)
     if rows:
-        await conn.execute(clicks.insert(), rows)
+        plan = _insert_plan(conn.dialect)
+        await conn.exec_driver_sql(plan.sql, [plan.parameters(row) for row in rows])
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class _InsertPlan:
+    """The INSERT as the driver takes it, and how to turn a row into its parameters."""
+
+    sql: str
+    values: Callable[[Mapping[str, Any]], tuple[Any, ...]]  # a row's values in column order
+    conversions: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, the type's conversion)
+
+    def parameters(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
+        values = list(self.values(row))
+        for position, convert in self.conversions:
+            values[position] = convert(values[position])
+        return tuple(values)
+
+
+@lru_cache
+def _insert_plan(dialect: Dialect) -> _InsertPlan:
+    """A batch hands the driver plain tuples: SQLAlchemy's own insert would process the 42
+    parameters of every row one by one, where four columns need converting."""
+    marker = "?" if dialect.paramstyle == "qmark" else "%s"
+    names = [column.name for column in clicks.columns]
+    conversions = tuple(
+        (position, convert)
+        for position, column in enumerate(clicks.columns)
+        if (convert := column.type.dialect_impl(dialect).bind_processor(dialect)) is not None
+    )
+    return _InsertPlan(
+        sql=f"INSERT INTO clicks ({', '.join(names)}) VALUES ({', '.join([marker] * len(names))})",  # noqa: S608 -- the schema's own column names
+        values=itemgetter(*names),
+        conversions=conversions,
+    )
+
+
 async def _recent_visitors(
-    conn: AsyncConnection, batch: Sequence[tuple[Link, ClickRequest]]
+    conn: AsyncConnection, batch: Sequence[tuple[Link, ClickRequest, str]]
 ) -> set[tuple[str, str]]:
     by_campaign: dict[str, set[str]] = {}
-    for link, request in batch:
-        by_campaign.setdefault(link.campaign_id, set()).add(request.visitor.key)
-    oldest = min((request.now for _, request in batch), default=datetime.now(UTC))
+    for link, _, visitor_key in batch:
+        by_campaign.setdefault(link.campaign_id, set()).add(visitor_key)
+    oldest = min((request.now for _, request, _ in batch), default=datetime.now(UTC))
     query = _recent_visitors_query(conn.dialect.name)
     seen: set[tuple[str, str]] = set()
     for campaign_id, keys in by_campaign.items():
@@ -212,7 +283,9 @@ def preview_offer_url(
         timezone=timezone,
     )
     request = ClickRequest(host="", slug=slug, visitor=SAMPLE_VISITOR, params=params, now=now)
-    click = build_click(link, request, click_id=mint_click_id(), is_unique=True)
+    click = build_click(
+        link, request, click_id=mint_click_id(), visitor_key=SAMPLE_VISITOR.key, is_unique=True
+    )
     return Preview(offer_url(link, click, params), unknown_macros(template, params))
 
 

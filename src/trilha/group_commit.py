@@ -163,6 +163,11 @@ class _BlockingConnection:
     ) -> CursorResult[Any]:
         return self._conn.execute(statement, parameters)
 
+    async def exec_driver_sql(
+        self, statement: str, parameters: Sequence[tuple[Any, ...]]
+    ) -> CursorResult[Any]:
+        return self._conn.exec_driver_sql(statement, parameters)
+
 
 def as_async(conn: Connection) -> AsyncConnection:
     """A blocking connection, typed as the async one the domain functions take."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import campaigns, domains, traffic_sources, workspaces
@@ -36,48 +36,54 @@ class Fallback:
     reason: str
 
 
+# Built once: SQLAlchemy compiles each a single time, and a batch of clicks does not build them.
+_DOMAIN = (
+    select(domains.c.host, domains.c.fallback_url, workspaces.c.fallback_url)
+    .join(workspaces, workspaces.c.id == domains.c.workspace_id)
+    .where(domains.c.host == bindparam("host"))
+)
+_CAMPAIGN = (
+    select(
+        campaigns.c.id,
+        campaigns.c.workspace_id,
+        campaigns.c.name,
+        campaigns.c.slug,
+        campaigns.c.offer_url,
+        campaigns.c.source_id,
+        campaigns.c.status,
+        campaigns.c.fallback_url,
+        traffic_sources.c.name,
+        traffic_sources.c.params,
+        workspaces.c.timezone,
+    )
+    .join(workspaces, workspaces.c.id == campaigns.c.workspace_id)
+    .outerjoin(traffic_sources, traffic_sources.c.id == campaigns.c.source_id)
+    .where(campaigns.c.host == bindparam("host"), campaigns.c.slug == bindparam("slug"))
+)
+
+
 async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link | Fallback:
     """Find the campaign behind ``host/r/slug``; custom domains have their own slugs."""
-    domain = (
-        await conn.execute(
-            select(domains.c.host, domains.c.fallback_url, workspaces.c.fallback_url)
-            .join(workspaces, workspaces.c.id == domains.c.workspace_id)
-            .where(domains.c.host == host)
-        )
-    ).first()
+    domain = (await conn.execute(_DOMAIN, {"host": host})).first()
     link_host = DEFAULT_HOST if domain is None else domain[0]
     domain_fallback = None if domain is None else (domain[1] or domain[2])
-    row = (
-        (
-            await conn.execute(
-                select(
-                    campaigns,
-                    traffic_sources.c.name.label("source_name"),
-                    traffic_sources.c.params.label("source_params"),
-                    workspaces.c.timezone,
-                )
-                .join(workspaces, workspaces.c.id == campaigns.c.workspace_id)
-                .outerjoin(traffic_sources, traffic_sources.c.id == campaigns.c.source_id)
-                .where(campaigns.c.host == link_host, campaigns.c.slug == slug)
-            )
-        )
-        .mappings()
-        .first()
-    )
+    row = (await conn.execute(_CAMPAIGN, {"host": link_host, "slug": slug})).first()
     if row is None:
         return Fallback(domain_fallback, "unknown link")
-    if row["status"] != "active":
-        return Fallback(row["fallback_url"] or domain_fallback, "campaign paused")
+    (campaign_id, workspace_id, name, slug, offer_url, source_id, status, fallback_url) = row[:8]
+    source_name, source_params, timezone = row[8:]
+    if status != "active":
+        return Fallback(fallback_url or domain_fallback, "campaign paused")
     return Link(
-        campaign_id=row["id"],
-        workspace_id=row["workspace_id"],
-        name=row["name"],
-        slug=row["slug"],
-        offer_url=row["offer_url"],
-        source_id=row["source_id"],
-        source_name=row["source_name"] or "",
-        source_params=_source_params(row["source_params"]),
-        timezone=row["timezone"],
+        campaign_id=campaign_id,
+        workspace_id=workspace_id,
+        name=name,
+        slug=slug,
+        offer_url=offer_url,
+        source_id=source_id,
+        source_name=source_name or "",
+        source_params=_source_params(source_params),
+        timezone=timezone,
     )
 
 

@@ -85,10 +85,12 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
     >>> client_ip("10.0.0.2", "203.0.113.9, 10.0.0.1", [ip_network("10.0.0.0/8")])
     '203.0.113.9'
     """
+    if forwarded_for is None or not trusted:
+        return peer[:45]  # the server's own reading of the connection
     address = _parse_ip(peer)
     if address is None:
         return peer[:45]
-    if forwarded_for is None or not _is_trusted(address, trusted):
+    if not _is_trusted(address, trusted):
         return str(address)
     for hop in reversed(forwarded_for.split(",")):
         hop_address = _parse_ip(hop.strip())

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import string
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl, quote
+from urllib.parse import quote
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.click_writer import Redirect, preview_redirect
-from trilha.clicks import ClickRequest, clean_params
+from trilha.clicks import ClickRequest, query_params
 from trilha.errors import StorageUnavailable
 from trilha.runtime import Runtime
 from trilha.visitors import Visitor, client_ip, parse_device
@@ -80,7 +80,7 @@ def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
         host=request_host(headers.get(b"host", "")),
         slug=slug,
         visitor=visitor,
-        params=clean_params(parse_qsl(query, keep_blank_values=True, errors="replace")),
+        params=query_params(query),
         now=datetime.now(UTC),
     )
 

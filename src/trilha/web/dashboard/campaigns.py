@@ -4,7 +4,7 @@ and pausing or activating a campaign."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -18,7 +18,7 @@ from trilha.campaigns import (
     list_sources,
     update_campaign,
 )
-from trilha.clicks import clean_params, preview_offer_url
+from trilha.clicks import preview_offer_url, query_params
 from trilha.db.schema import CLICK_IDS, SUBS, UTMS
 from trilha.errors import Conflict, InvalidInput
 from trilha.i18n import Translator
@@ -171,7 +171,7 @@ async def _form(
 
 def _preview(page: Page, values: dict[str, str]) -> dict[str, object]:
     template = values["offer_url"].strip()
-    params = clean_params(parse_qsl(values["sample"].strip().lstrip("?"), keep_blank_values=True))
+    params = query_params(values["sample"].strip().lstrip("?"))
     result = preview_offer_url(
         template,
         params,
