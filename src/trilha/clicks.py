@@ -166,42 +166,80 @@ async def record_clicks(
         )
         seen.add(key)
     if rows:
-        plan = _insert_plan(conn.dialect)
-        await conn.exec_driver_sql(plan.sql, [plan.parameters(row) for row in rows])
+        await _insert(conn, rows)
     return rows
 
 
-@dataclass(frozen=True, slots=True)
-class _InsertPlan:
-    """The INSERT as the driver takes it, and how to turn a row into its parameters."""
+# Click columns a row often leaves empty: each INSERT names only those its rows fill, since
+# binding a NULL costs the driver more than binding a value (Python's sqlite3 looks for an
+# adapter, and fails, for every None).
+_OPTIONAL_COLUMNS = frozenset({"source_id", *DIMENSIONS})
+_REQUIRED_COLUMNS = tuple(c.name for c in clicks.columns if c.name not in _OPTIONAL_COLUMNS)
+_OPTIONAL_ORDER = tuple(c.name for c in clicks.columns if c.name in _OPTIONAL_COLUMNS)
 
-    sql: str
-    values: Callable[[Mapping[str, Any]], tuple[Any, ...]]  # a row's values in column order
+
+def _getter(names: Sequence[str]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """A row's values of ``names``, as a tuple."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda row: (row[name],)
+    if not names:
+        return lambda _: ()
+    return itemgetter(*names)
+
+
+@dataclass(frozen=True, slots=True)
+class _Required:
+    """The columns every click fills, and the conversions their types need on one driver."""
+
+    values: Callable[[Mapping[str, Any]], tuple[Any, ...]]
     conversions: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, the type's conversion)
 
-    def parameters(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
+    def parameters(self, row: Mapping[str, Any]) -> list[Any]:
         values = list(self.values(row))
         for position, convert in self.conversions:
             values[position] = convert(values[position])
-        return tuple(values)
+        return values
 
 
 @lru_cache
-def _insert_plan(dialect: Dialect) -> _InsertPlan:
-    """A batch hands the driver plain tuples: SQLAlchemy's own insert would process the 42
-    parameters of every row one by one, where four columns need converting."""
-    marker = "?" if dialect.paramstyle == "qmark" else "%s"
-    names = [column.name for column in clicks.columns]
-    conversions = tuple(
-        (position, convert)
-        for position, column in enumerate(clicks.columns)
-        if (convert := column.type.dialect_impl(dialect).bind_processor(dialect)) is not None
-    )
-    return _InsertPlan(
-        sql=f"INSERT INTO clicks ({', '.join(names)}) VALUES ({', '.join([marker] * len(names))})",  # noqa: S608 -- the schema's own column names
-        values=itemgetter(*names),
-        conversions=conversions,
-    )
+def _required(dialect: Dialect) -> _Required:
+    conversions = []
+    for column in clicks.columns:
+        convert = column.type.dialect_impl(dialect).bind_processor(dialect)
+        if convert is None:
+            continue
+        if column.name in _OPTIONAL_COLUMNS:
+            raise TypeError(f"optional click column {column.name} must need no conversion")
+        conversions.append((_REQUIRED_COLUMNS.index(column.name), convert))
+    return _Required(_getter(_REQUIRED_COLUMNS), tuple(conversions))
+
+
+@lru_cache(maxsize=1024)
+def _insert_shape(
+    paramstyle: str, filled: tuple[str, ...]
+) -> tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]:
+    """The INSERT of the required columns plus ``filled``, and the getter of ``filled``."""
+    names = (*_REQUIRED_COLUMNS, *filled)
+    marker = "?" if paramstyle == "qmark" else "%s"
+    columns, markers = ", ".join(names), ", ".join([marker] * len(names))
+    return f"INSERT INTO clicks ({columns}) VALUES ({markers})", _getter(filled)  # noqa: S608 -- the schema's own column names
+
+
+async def _insert(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert clicks as plain tuples, one executemany per set of filled optional columns (a
+    campaign's clicks mostly share one): SQLAlchemy's own insert would process the 42
+    parameters of every row one by one."""
+    required = _required(conn.dialect)
+    paramstyle = conn.dialect.paramstyle
+    shapes: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    for row in rows:
+        filled = tuple(name for name in _OPTIONAL_ORDER if row[name] is not None)
+        _, optional = _insert_shape(paramstyle, filled)
+        shapes.setdefault(filled, []).append((*required.parameters(row), *optional(row)))
+    for filled, parameters in shapes.items():
+        sql, _ = _insert_shape(paramstyle, filled)
+        await conn.exec_driver_sql(sql, parameters)
 
 
 async def _recent_visitors(
