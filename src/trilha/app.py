@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -48,6 +49,9 @@ def create_app(settings: Settings | None = None) -> TrilhaApp:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         runtime.start()
+        # What start-up made (modules, routes, compiled statements) lives as long as the
+        # process: keep the cycle collector from scanning it again on every full collection.
+        gc.freeze()
         try:
             yield
         finally:

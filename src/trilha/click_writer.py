@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.clicks import ClickRequest, build_click, offer_url, record_clicks
-from trilha.group_commit import GroupCommit, SQLiteWriter, as_async, run_blocking
+from trilha.group_commit import BlockingWriter, GroupCommit, as_async, run_blocking
 from trilha.ids import mint_click_id
 from trilha.links import Fallback, Link, resolve_link
 
@@ -24,9 +24,8 @@ Outcome = Redirect | Fallback
 
 
 class ClickWriter:
-    def __init__(self, engine: AsyncEngine, sqlite: SQLiteWriter | None) -> None:
-        self._engine = engine
-        self._sqlite = sqlite
+    def __init__(self, writer: BlockingWriter) -> None:
+        self._writer = writer
         self._group: GroupCommit[ClickRequest, Outcome] = GroupCommit("click writer", self._commit)
 
     def start(self) -> None:
@@ -40,14 +39,10 @@ class ClickWriter:
         return await self._group.submit(request)
 
     async def _commit(self, requests: list[ClickRequest]) -> list[Outcome]:
-        if self._sqlite is None:
-            async with self._engine.begin() as conn:
-                return await _write_batch(conn, requests)
-
         def write(conn: Connection) -> list[Outcome]:
             return run_blocking(_write_batch(as_async(conn), requests))
 
-        return await self._sqlite.transaction(write)
+        return await self._writer.transaction(write)
 
 
 async def _write_batch(conn: AsyncConnection, requests: list[ClickRequest]) -> list[Outcome]:

@@ -5,11 +5,12 @@ throughput comes from sharing one commit (one fsync) among many jobs, not from s
 durability. A batch starts as soon as the previous commit ends (a fixed waiting window measured
 slower).
 
-On SQLite every batch, whatever writes it (clicks, postbacks), runs whole in one thread of its
-own, on one blocking connection to the file (``SQLiteWriter``): aiosqlite would hand every
-statement to its thread and back three or four times, and those hand-overs cost about as much as
-the batch's own SQL (see docs/performance.md). Batches of different writers queue behind each
-other there, which is what SQLite's single write lock would make them do anyway.
+Every batch runs whole in one thread of its own, on one blocking connection (``BlockingWriter``):
+on SQLite aiosqlite would hand every statement to its thread and back three or four times, and
+on PostgreSQL SQLAlchemy's async layer switches greenlets around every statement; those costs
+come close to the batch's own SQL (see docs/performance.md). On SQLite, click and postback
+batches queue behind each other there, which is what SQLite's single write lock would make them
+do anyway.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from sqlalchemy import Connection, CursorResult, Dialect, Engine, Executable
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from trilha.db.engine import blocking_sqlite_engine
+from trilha.db.engine import blocking_engine, is_sqlite
 from trilha.errors import StorageUnavailable
 
 log = logging.getLogger(__name__)
@@ -96,9 +97,10 @@ class GroupCommit(Generic[J, R]):
                     future.set_result(result)
 
 
-class SQLiteWriter:
-    """The one thread that writes to a SQLite file, on a blocking connection; and the background
-    checkpoints (automatic ones are off, see db.engine: they would run inside a commit)."""
+class BlockingWriter:
+    """The one thread that runs write batches, on a blocking connection; on SQLite also the
+    background checkpoints (automatic ones are off, see db.engine: they would run inside a
+    commit)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -107,9 +109,10 @@ class SQLiteWriter:
         self._checkpoints: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._blocking = blocking_sqlite_engine(self._engine)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
-        self._checkpoints = asyncio.create_task(self._checkpoint(), name="sqlite-checkpoint")
+        self._blocking = blocking_engine(self._engine)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="writer")
+        if is_sqlite(self._engine):
+            self._checkpoints = asyncio.create_task(self._checkpoint(), name="sqlite-checkpoint")
 
     async def stop(self) -> None:
         if self._checkpoints is not None:
@@ -125,7 +128,7 @@ class SQLiteWriter:
     async def transaction(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in the writer's thread inside one transaction, committed when it returns."""
         if self._thread is None or self._blocking is None:
-            raise StorageUnavailable("the SQLite writer is not running")
+            raise StorageUnavailable("the writer is not running")
         blocking = self._blocking
 
         def run() -> T:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.click_writer import ClickWriter
 from trilha.db.engine import is_sqlite, make_engine
-from trilha.group_commit import SQLiteWriter
+from trilha.group_commit import BlockingWriter
 from trilha.maintenance import run_maintenance
 from trilha.postbacks.writer import PostbackWriter
 from trilha.settings import Settings
@@ -24,26 +24,26 @@ class Runtime:
     engine: AsyncEngine
     clicks: ClickWriter
     postbacks: PostbackWriter
-    sqlite: SQLiteWriter | None = None
+    writer: BlockingWriter
     countries: CountryLookup = field(default_factory=CountryLookup)
     _upkeep: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
         engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
-        sqlite = SQLiteWriter(engine) if is_sqlite(engine) else None
+        writer = BlockingWriter(engine)
         return cls(
             settings=settings,
             engine=engine,
-            clicks=ClickWriter(engine, sqlite),
-            postbacks=PostbackWriter(engine, sqlite),
-            sqlite=sqlite,
+            clicks=ClickWriter(writer),
+            # On PostgreSQL postbacks keep a transaction each (see trilha.postbacks.writer).
+            postbacks=PostbackWriter(engine, writer if is_sqlite(engine) else None),
+            writer=writer,
             countries=CountryLookup(settings.geoip_database),
         )
 
     def start(self) -> None:
-        if self.sqlite is not None:
-            self.sqlite.start()
+        self.writer.start()
         self.clicks.start()
         self.postbacks.start()
         retention = timedelta(days=self.settings.postback_log_retention_days)
@@ -55,7 +55,6 @@ class Runtime:
             await asyncio.gather(self._upkeep, return_exceptions=True)
         await self.clicks.stop()
         await self.postbacks.stop()
-        if self.sqlite is not None:
-            await self.sqlite.stop()
+        await self.writer.stop()
         self.countries.close()
         await self.engine.dispose()

@@ -55,13 +55,17 @@ def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> AsyncEngine:
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
 
 
-def blocking_sqlite_engine(engine: AsyncEngine) -> Engine:
-    """A blocking engine on the same SQLite file with the same pragmas, and one connection.
+def blocking_engine(engine: AsyncEngine) -> Engine:
+    """A blocking engine with one connection to the same database (for SQLite, the same file
+    with the same pragmas).
 
-    The click writer runs each whole batch on it in a thread of its own: one hand-over between
-    threads per batch, where aiosqlite takes three or four per statement.
+    The writer runs each whole batch on it in a thread of its own: one hand-over between threads
+    per batch, where aiosqlite takes three or four per statement and SQLAlchemy's async layer
+    switches greenlets around every statement.
     """
     url = sync_url(engine.url.render_as_string(hide_password=False))
+    if not is_sqlite(engine):
+        return create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True)
     twin = create_engine(url, pool_size=1, max_overflow=0)
     _configure_sqlite(twin, _sqlite_synchronous.get(engine.sync_engine, "FULL"))
     return twin

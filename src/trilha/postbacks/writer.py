@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.errors import StorageUnavailable
-from trilha.group_commit import GroupCommit, SQLiteWriter, as_async, run_blocking
+from trilha.group_commit import BlockingWriter, GroupCommit, as_async, run_blocking
 from trilha.postbacks.outcome import Result
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.receive import receive_postback
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 class PostbackWriter:
-    def __init__(self, engine: AsyncEngine, sqlite: SQLiteWriter | None) -> None:
+    def __init__(self, engine: AsyncEngine, sqlite: BlockingWriter | None) -> None:
         self._engine = engine
         self._group: GroupCommit[RawPostback, Result] | None = None
         if sqlite is not None:
@@ -50,7 +50,7 @@ class PostbackWriter:
         return await self._group.submit(raw)
 
 
-async def _commit(sqlite: SQLiteWriter, batch: list[RawPostback]) -> list[Result | Exception]:
+async def _commit(sqlite: BlockingWriter, batch: list[RawPostback]) -> list[Result | Exception]:
     def write(conn: Connection) -> list[Result | Exception]:
         return [_in_savepoint(conn, raw) for raw in batch]
 
