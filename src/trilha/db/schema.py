@@ -319,6 +319,9 @@ conversion_status_history = Table(
     Column("actor", String(80), nullable=False),  # "postback", "replay" or "user:<id>"
     Column("created_at", Timestamp, nullable=False),
     Index("ix_status_history_conversion", "conversion_id", "created_at"),
+    # Without it, writing a log row (the deferred key's parent) or trimming old ones would scan
+    # the whole history for rows that point at it.
+    Index("ix_status_history_postback", "postback_id"),
 )
 
 # Every postback request, as received (secrets masked), with what became of it and why.
