@@ -16,7 +16,7 @@ ID_LENGTH = 22
 # One draw of a number below 62**n is n uniform base62 characters: one call to the system's
 # random source instead of one per character.
 _CLICK_RANDOM_RANGE = 62**CLICK_RANDOM_CHARS
-_ID_RANGE = 62**ID_LENGTH
+_ID_RANDOM_RANGE = 62 ** (ID_LENGTH - CLICK_TIME_CHARS)  # 62**13 > 2**77
 _BASE62_PAIRS = tuple(high + low for high in BASE62 for low in BASE62)
 
 
@@ -40,7 +40,7 @@ def to_base62(number: int, width: int) -> str:
 
 @lru_cache(maxsize=16)
 def _time_part(millis: int) -> str:
-    # The clicks of one batch share a few milliseconds.
+    # The rows of one batch share a few milliseconds.
     return to_base62(millis, CLICK_TIME_CHARS)
 
 
@@ -56,8 +56,15 @@ def mint_click_id(at: datetime | None = None) -> str:
 
 
 def new_id() -> str:
-    """A random 22-character [0-9A-Za-z] id for rows that appear in URLs (131 bits)."""
-    return to_base62(secrets.randbelow(_ID_RANGE), ID_LENGTH)
+    """A 22-character [0-9A-Za-z] id for rows that appear in URLs: the millisecond, then 77
+    random bits, so that it cannot be guessed.
+
+    Time first, as for click ids: each new row lands at the end of its table's key index instead
+    of on a random page, which on SQLite is a page fewer written per row and index.
+    """
+    return _time_part(time.time_ns() // 1_000_000) + to_base62(
+        secrets.randbelow(_ID_RANDOM_RANGE), ID_LENGTH - CLICK_TIME_CHARS
+    )
 
 
 def new_secret(prefix: str = "") -> str:
