@@ -63,10 +63,7 @@ class Template:
 
     literals: tuple[str, ...]  # one more than macros: the text around them
     macros: tuple[tuple[str, str, str], ...]  # (name, safe characters, the macro as written)
-
-    @property
-    def names(self) -> frozenset[str]:
-        return frozenset(name for name, _, _ in self.macros)
+    names: frozenset[str]  # the macros' names
 
     def fill(self, values: Mapping[str, str]) -> str:
         out = [self.literals[0]]
@@ -100,7 +97,7 @@ def compile_template(template: str) -> Template:
         macros.append((match.group(1), safe, match.group(0)))
         end = match.end()
     literals.append(template[end:])
-    return Template(tuple(literals), tuple(macros))
+    return Template(tuple(literals), tuple(macros), frozenset(name for name, _, _ in macros))
 
 
 def fill_macros(template: str, values: Mapping[str, str]) -> str:
