@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import ReturningInsert
 
-from trilha.db.schema import clicks, conversion_status_history, conversions
+from trilha.db.schema import campaigns, clicks, conversion_status_history, conversions
 from trilha.errors import InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.money import from_minor, to_minor
@@ -231,16 +231,26 @@ async def _append_history(
     )
 
 
-_CLICK = select(clicks.c.id, clicks.c.campaign_id, clicks.c.source_id).where(
-    clicks.c.id == bindparam("click_id"), clicks.c.workspace_id == bindparam("workspace_id")
+_CLICK = (
+    select(clicks.c.id, clicks.c.campaign_id, clicks.c.source_id, campaigns.c.merchant_id)
+    .join(campaigns, campaigns.c.id == clicks.c.campaign_id)
+    .where(clicks.c.id == bindparam("click_id"), clicks.c.workspace_id == bindparam("workspace_id"))
 )
 
 
 async def find_click(conn: AsyncConnection, workspace_id: str, click_id: str) -> Attribution:
+    attribution, _ = await find_click_and_merchant(conn, workspace_id, click_id)
+    return attribution
+
+
+async def find_click_and_merchant(
+    conn: AsyncConnection, workspace_id: str, click_id: str
+) -> tuple[Attribution, str | None]:
+    """The click (or an orphan's attribution) and the merchant of its campaign, if any."""
     row = (await conn.execute(_CLICK, {"click_id": click_id, "workspace_id": workspace_id})).first()
     if row is None:
-        return Attribution(click_id, None, None, None)
-    return Attribution(click_id, row.id, row.campaign_id, row.source_id)
+        return Attribution(click_id, None, None, None), None
+    return Attribution(click_id, row.id, row.campaign_id, row.source_id), row.merchant_id
 
 
 async def attach_orphans(conn: AsyncConnection, *, now: datetime, limit: int = 500) -> int:

@@ -15,8 +15,13 @@ from typing import Final
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.conversions import Attribution, find_click, record_conversion
-from trilha.db.schema import campaigns, clicks, domains, workspaces
+from trilha.conversions import (
+    Attribution,
+    find_click,
+    find_click_and_merchant,
+    record_conversion,
+)
+from trilha.db.schema import domains, workspaces
 from trilha.event_types import event_type_names
 from trilha.ids import new_id
 from trilha.merchants import load_merchant
@@ -56,11 +61,6 @@ _WORKSPACE_BY_ID = _WORKSPACE.where(workspaces.c.id == bindparam("id"))
 _WORKSPACE_BY_TOKEN = _WORKSPACE.where(workspaces.c.postback_token == bindparam("token"))
 _WORKSPACE_BY_HOST = _WORKSPACE.join(domains, domains.c.workspace_id == workspaces.c.id).where(
     domains.c.host == bindparam("host")
-)
-_MERCHANT_OF_CLICK = (
-    select(campaigns.c.merchant_id)
-    .join(clicks, clicks.c.campaign_id == campaigns.c.id)
-    .where(clicks.c.id == bindparam("click_id"), clicks.c.workspace_id == bindparam("workspace_id"))
 )
 
 
@@ -116,7 +116,7 @@ async def _process(
     query = _query_tree(raw)
     workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace)
     payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
-    merchant = await _choose_merchant(conn, workspace_id, raw, query, payload, trace)
+    merchant, looked_up = await _choose_merchant(conn, workspace_id, raw, query, payload, trace)
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
@@ -142,7 +142,11 @@ async def _process(
     if fields.click_id is None:
         looked = ", ".join(merchant.paths("click_id"))
         raise Rejected(f"no click id in the request (looked in: {looked})")
-    attribution = await find_click(conn, workspace_id, fields.click_id)
+    attribution = (
+        looked_up
+        if looked_up is not None and looked_up.raw_click_id == fields.click_id
+        else await find_click(conn, workspace_id, fields.click_id)
+    )
     trace.campaign_id = attribution.campaign_id
     return await _record(conn, workspace_id, currency, merchant, fields, attribution, trace, replay)
 
@@ -229,8 +233,9 @@ async def _choose_merchant(
     query: Tree,
     payload: Tree,
     trace: Trace,
-) -> Merchant:
-    """The merchant named in the URL, else the matched click's campaign's, else generic.
+) -> tuple[Merchant, Attribution | None]:
+    """The merchant named in the URL, else the matched click's campaign's, else generic; and
+    the click the generic click id names, when it was looked up for that.
 
     Without a merchant of the workspace, the sender may be any platform (a Hotmart webhook
     pasted as /postback, or sent to a mistyped /pb/{key}): every preset's secret field is masked.
@@ -243,20 +248,17 @@ async def _choose_merchant(
         if merchant is None:
             trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
             raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
-        return merchant
+        return merchant, None
+    looked_up = None
     click_id = read_field(GENERIC, payload, "click_id")
     if click_id:
-        merchant_id = (
-            await conn.execute(
-                _MERCHANT_OF_CLICK, {"click_id": click_id, "workspace_id": workspace_id}
-            )
-        ).scalar()
+        looked_up, merchant_id = await find_click_and_merchant(conn, workspace_id, click_id)
         if merchant_id:
             found = await load_merchant(conn, workspace_id, merchant_id=merchant_id)
             if found is not None:
-                return found
+                return found, looked_up
     trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
-    return GENERIC
+    return GENERIC, looked_up
 
 
 def _ignored_reason(fields: Fields) -> str:
