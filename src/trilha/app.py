@@ -50,7 +50,9 @@ def create_app(settings: Settings | None = None) -> TrilhaApp:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         runtime.start()
         # What start-up made (modules, routes, compiled statements) lives as long as the
-        # process: keep the cycle collector from scanning it again on every full collection.
+        # process: keep the cycle collector from scanning it again on every full collection
+        # (collected first, so that no start-up garbage is kept for good).
+        gc.collect()
         gc.freeze()
         try:
             yield
