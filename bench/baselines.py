@@ -13,13 +13,19 @@ batches on SQLite. What trilha costs beyond it is the click's own work and its S
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from trilha.ids import mint_click_id
 from trilha.web.asgi import Receive, Scope, Send
 
 # As long as the Location trilha sends for bench/redirect.py's request, macros filled.
@@ -123,4 +129,109 @@ async def batched_app(scope: Scope, receive: Receive, send: Send) -> None:
         return
     await _group[0].record()
     await send({"type": "http.response.start", "status": 302, "headers": _RAW_HEADERS})
+    await send({"type": "http.response.body", "body": b""})
+
+
+# --- the bare store ---------------------------------------------------------------------------
+# ``sqlite_store_app``: the raw ASGI function storing each click of bench/redirect.py's request
+# with Python's sqlite3 alone, group-committed in a thread as trilha's writer does, into a
+# migrated trilha database (BENCH_SQLITE_DB): the same row, the same table and indexes, the same
+# pragmas, and a 302 only after the commit. What trilha costs beyond it is trilha's own work.
+
+_STORE_COLUMNS = (
+    "id, workspace_id, campaign_id, created_at, ip, user_agent, visitor_key, device_type, os, "
+    "browser, country, referrer, is_bot, is_unique, utm_source, sub1, ad_id, fbclid, params"
+)
+_STORE_SQL = f"INSERT INTO clicks ({_STORE_COLUMNS}) VALUES ({', '.join('?' * 19)})"  # noqa: S608 -- constant
+
+
+class _Store:
+    def __init__(self, path: str) -> None:
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=FULL",
+            "foreign_keys=ON",
+            "wal_autocheckpoint=0",
+        ):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.workspace_id, self.campaign_id = self.db.execute(
+            "SELECT workspace_id, id FROM campaigns WHERE slug = 'bench'"
+        ).fetchone()
+        self.pending: list[tuple[str, str, str]] = []  # (query, user agent, ip)
+        self.batch: asyncio.Future[list[str]] | None = None
+        self.wakeup = asyncio.Event()
+        self.thread = ThreadPoolExecutor(1)
+
+    def write(self, requests: list[tuple[str, str, str]]) -> list[str]:
+        now = datetime.now(UTC)
+        created_at = now.strftime("%Y-%m-%d %H:%M:%S.%f")
+        rows = []
+        for query, user_agent, ip in requests:
+            params = dict(parse_qsl(query))
+            visitor = hashlib.blake2b(f"{ip}\n{user_agent}".encode(), digest_size=16).hexdigest()
+            rows.append(
+                (
+                    mint_click_id(now),
+                    self.workspace_id,
+                    self.campaign_id,
+                    created_at,
+                    ip,
+                    user_agent,
+                    visitor,
+                    "mobile",
+                    "iOS",
+                    "Mobile Safari",
+                    "",
+                    "",
+                    0,
+                    1,
+                    params.get("utm_source"),
+                    params.get("sub1"),
+                    params.get("ad_id"),
+                    params.get("fbclid"),
+                    "{}",
+                )
+            )
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.executemany(_STORE_SQL, rows)
+        self.db.execute("COMMIT")
+        return [
+            f"https://offer.example.com/checkout?cid={row[0]}&src=facebook&s1=abc" for row in rows
+        ]
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self.wakeup.wait()
+            self.wakeup.clear()
+            requests, self.pending = self.pending, []
+            batch, self.batch = self.batch, None
+            assert batch is not None
+            batch.set_result(await loop.run_in_executor(self.thread, self.write, requests))
+
+    async def record(self, query: str, user_agent: str, ip: str) -> str:
+        if self.batch is None:
+            self.batch = asyncio.get_running_loop().create_future()
+        batch, position = self.batch, len(self.pending)
+        self.pending.append((query, user_agent, ip))
+        self.wakeup.set()
+        return (await batch)[position]
+
+
+_store: list[_Store] = []
+
+
+async def sqlite_store_app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        _store.append(_Store(os.environ["BENCH_SQLITE_DB"]))
+        _writer.add(asyncio.create_task(_store[0].run()))
+        await _lifespan(receive, send)
+        return
+    user_agent = next((v.decode() for k, v in scope["headers"] if k == b"user-agent"), "")
+    location = await _store[0].record(
+        scope["query_string"].decode(), user_agent, scope["client"][0]
+    )
+    headers = [(b"location", location.encode()), *_RAW_HEADERS[1:]]
+    await send({"type": "http.response.start", "status": 302, "headers": headers})
     await send({"type": "http.response.body", "body": b""})

@@ -115,7 +115,7 @@ class Target:
     name: str
     kind: str  # nginx | granian | trilha
     app: str = ""  # granian's APP for the baselines
-    database: str = ""  # sqlite | postgres, for trilha
+    database: str = ""  # sqlite | postgres: trilha's, or a granian baseline's that stores
     synchronous: str = "FULL"
 
 
@@ -308,7 +308,10 @@ def start_target(
             str(ROOT),
             target.app,
         ]
-        return stack.enter_context(server(command, port=port, cwd=ROOT, env=clean_env(), log=log))
+        env = (
+            clean_env() if url is None else clean_env(BENCH_SQLITE_DB=make_url(url).database or "")
+        )
+        return stack.enter_context(server(command, port=port, cwd=ROOT, env=env, log=log))
     assert url is not None
     env = clean_env(
         TRILHA_DATABASE_URL=url,
@@ -558,7 +561,7 @@ def measure(
     script = here / "wrk.lua"
     with contextlib.ExitStack() as stack:
         url: str | None = None
-        if target.kind == "trilha":
+        if target.database:
             if target.database == "sqlite":
                 url = f"sqlite+aiosqlite:///{here / 'trilha.db'}"
             else:

@@ -11,6 +11,8 @@ thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
 - ``starlette``: a bare Starlette app answering the same 302, on granian (one ASGI worker);
 - ``asgi``: a bare ASGI function answering the same 302, on granian, the floor of Python;
 - ``asgi-batched``: the bare function behind a group "commit" that stores nothing (diagnostic);
+- ``sqlite-store``: the bare function storing the same click row with Python's sqlite3 alone,
+  group-committed, into a migrated trilha database: the floor of a durable click (diagnostic);
 - ``trilha-sqlite-full`` / ``trilha-sqlite-normal``: ``trilha serve`` (granian, ASGI, 1 worker)
   on a fresh, migrated SQLite file with ``synchronous=FULL`` (the default) or ``NORMAL``;
 - ``trilha-postgres``: ``trilha serve`` on a fresh PostgreSQL database, dropped afterwards.
@@ -55,6 +57,9 @@ TARGETS = {
         STARLETTE,
         ASGI,
         Target("asgi-batched", "granian", app="bench.baselines:batched_app"),
+        Target(
+            "sqlite-store", "granian", app="bench.baselines:sqlite_store_app", database="sqlite"
+        ),
         *TRILHA,
     )
 }
@@ -63,6 +68,7 @@ TARGETS = {
 GOALS = (
     ("trilha-sqlite-full", "nginx", 0.15),
     ("trilha-sqlite-full", "starlette", 0.8),
+    ("trilha-sqlite-full", "sqlite-store", None),
     ("trilha-sqlite-normal", "nginx", 0.15),
     ("trilha-sqlite-normal", "starlette", 0.8),
     ("trilha-postgres", "nginx", 0.1),
