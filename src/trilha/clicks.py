@@ -178,16 +178,6 @@ _REQUIRED_COLUMNS = tuple(c.name for c in clicks.columns if c.name not in _OPTIO
 _OPTIONAL_ORDER = tuple(c.name for c in clicks.columns if c.name in _OPTIONAL_COLUMNS)
 
 
-def _getter(names: Sequence[str]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
-    """A row's values of ``names``, as a tuple."""
-    if len(names) == 1:
-        name = names[0]
-        return lambda row: (row[name],)
-    if not names:
-        return lambda _: ()
-    return itemgetter(*names)
-
-
 @dataclass(frozen=True, slots=True)
 class _Required:
     """The columns every click fills, and the conversions their types need on one driver."""
@@ -212,18 +202,16 @@ def _required(dialect: Dialect) -> _Required:
         if column.name in _OPTIONAL_COLUMNS:
             raise TypeError(f"optional click column {column.name} must need no conversion")
         conversions.append((_REQUIRED_COLUMNS.index(column.name), convert))
-    return _Required(_getter(_REQUIRED_COLUMNS), tuple(conversions))
+    return _Required(itemgetter(*_REQUIRED_COLUMNS), tuple(conversions))
 
 
 @lru_cache(maxsize=1024)
-def _insert_shape(
-    paramstyle: str, filled: tuple[str, ...]
-) -> tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]:
-    """The INSERT of the required columns plus ``filled``, and the getter of ``filled``."""
+def _insert_sql(paramstyle: str, filled: tuple[str, ...]) -> str:
+    """The INSERT of the required columns plus the optional ones ``filled``."""
     names = (*_REQUIRED_COLUMNS, *filled)
     marker = "?" if paramstyle == "qmark" else "%s"
     columns, markers = ", ".join(names), ", ".join([marker] * len(names))
-    return f"INSERT INTO clicks ({columns}) VALUES ({markers})", _getter(filled)  # noqa: S608 -- the schema's own column names
+    return f"INSERT INTO clicks ({columns}) VALUES ({markers})"  # noqa: S608 -- the schema's own column names
 
 
 async def _insert(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -231,15 +219,13 @@ async def _insert(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> N
     campaign's clicks mostly share one): SQLAlchemy's own insert would process the 42
     parameters of every row one by one."""
     required = _required(conn.dialect)
-    paramstyle = conn.dialect.paramstyle
     shapes: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
     for row in rows:
         filled = tuple(name for name in _OPTIONAL_ORDER if row[name] is not None)
-        _, optional = _insert_shape(paramstyle, filled)
-        shapes.setdefault(filled, []).append((*required.parameters(row), *optional(row)))
+        values = (*required.parameters(row), *(row[name] for name in filled))
+        shapes.setdefault(filled, []).append(values)
     for filled, parameters in shapes.items():
-        sql, _ = _insert_shape(paramstyle, filled)
-        await conn.exec_driver_sql(sql, parameters)
+        await conn.exec_driver_sql(_insert_sql(conn.dialect.paramstyle, filled), parameters)
 
 
 async def _recent_visitors(

@@ -47,7 +47,6 @@ _CAMPAIGN = (
         campaigns.c.id,
         campaigns.c.workspace_id,
         campaigns.c.name,
-        campaigns.c.slug,
         campaigns.c.offer_url,
         campaigns.c.source_id,
         campaigns.c.status,
@@ -70,8 +69,8 @@ async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link |
     row = (await conn.execute(_CAMPAIGN, {"host": link_host, "slug": slug})).first()
     if row is None:
         return Fallback(domain_fallback, "unknown link")
-    (campaign_id, workspace_id, name, slug, offer_url, source_id, status, fallback_url) = row[:8]
-    source_name, source_params, timezone = row[8:]
+    (campaign_id, workspace_id, name, offer_url, source_id, status, fallback_url) = row[:7]
+    source_name, source_params, timezone = row[7:]
     if status != "active":
         return Fallback(fallback_url or domain_fallback, "campaign paused")
     return Link(
