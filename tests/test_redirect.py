@@ -10,7 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy import Connection, text, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import (
@@ -20,7 +21,7 @@ from tests.factories import (
     make_source,
     make_workspace,
 )
-from trilha.app import create_app
+from trilha.app import TrilhaApp, create_app
 from trilha.campaigns import CampaignStatus, ParamMapping, update_campaign
 from trilha.db.schema import clicks
 from trilha.ids import to_base62
@@ -303,6 +304,28 @@ async def test_it_survives_odd_headers(client: httpx.AsyncClient, db: AsyncEngin
     assert "\x00" not in row["referrer"]
 
 
+async def test_it_stores_tabs_newlines_backslashes_and_accents_exactly(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    # PostgreSQL receives click batches as COPY text, where these characters are syntax.
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+    odd = "tab\there, line\nbreak\r\n, back\\slash \\N, \"quoted\" 'x', ação 🚀"
+
+    response = await client.get(
+        "/r/lp",
+        params={"sub1": odd, "color": odd, odd: "key"},
+        headers={"user-agent": "Agent\\with\\backslashes\tand tab", "referer": "\\N"},
+    )
+
+    assert response.status_code == 302
+    [row] = await fetch_all(db, clicks)
+    assert row["sub1"] == odd
+    assert row["params"] == {"color": odd, odd: "key"}
+    assert row["user_agent"] == "Agent\\with\\backslashes\tand tab"
+    assert row["referrer"] == "\\N"
+
+
 @pytest.mark.parametrize("path", ["/r/", "/r/a/b", "/r/-x", "/r/" + "a" * 65, "/r/..%2f"])
 async def test_it_answers_404_for_paths_that_cannot_be_slugs(
     client: httpx.AsyncClient, db: AsyncEngine, path: str
@@ -341,3 +364,37 @@ async def test_it_answers_503_and_no_redirect_when_the_database_is_unreachable(
     assert "location" not in response.headers
     assert response.headers["retry-after"] == "5"
     assert head.status_code == 503
+
+
+async def test_it_reconnects_after_losing_its_database_connection(
+    app: TrilhaApp, client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+    assert (await client.get("/r/lp")).status_code == 302
+    await _drop_writer_connection(app, db)
+
+    answers = [(await client.get("/r/lp")).status_code for _ in range(3)]
+
+    # The batch that finds the connection gone is not stored and says so; the next ones are.
+    assert answers in ([503, 302, 302], [302, 302, 302])
+    assert len(await fetch_all(db, clicks)) == 1 + answers.count(302)
+
+
+async def _drop_writer_connection(app: TrilhaApp, db: AsyncEngine) -> None:
+    """Cut the click writer's connection as a database restart would."""
+    if db.dialect.name == "postgresql":
+        async with db.connect() as conn:
+            await conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            )
+        return
+
+    def close_driver_connection(conn: Connection) -> None:
+        conn.connection.driver_connection.close()  # type: ignore[union-attr]
+
+    with pytest.raises(SQLAlchemyError):  # its own commit finds the connection closed
+        await app.runtime.writer.transaction(close_driver_connection)

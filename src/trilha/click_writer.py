@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.clicks import ClickRequest, build_click, offer_url, record_clicks
-from trilha.group_commit import BlockingWriter, GroupCommit, as_async, run_blocking
+from trilha.db.driver import driver_cursor
+from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.ids import mint_click_id
-from trilha.links import Fallback, Link, resolve_link
+from trilha.links import Fallback, Link, resolve_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,25 +38,37 @@ class ClickWriter:
         """Store the click (or find why there is none) and return where the visitor goes."""
         return await self._group.submit(request)
 
+    async def preview(self, request: ClickRequest) -> Outcome:
+        """What a click would do, recording nothing (HEAD requests from link-preview bots)."""
+        return await self._writer.transaction(lambda conn: _preview(conn, request))
+
     async def _commit(self, requests: list[ClickRequest]) -> list[Outcome]:
-        def write(conn: Connection) -> list[Outcome]:
-            return run_blocking(_write_batch(as_async(conn), requests))
-
-        return await self._writer.transaction(write)
+        return await self._writer.transaction(lambda conn: _write_batch(conn, requests))
 
 
-async def _write_batch(conn: AsyncConnection, requests: list[ClickRequest]) -> list[Outcome]:
+def _targets(
+    conn: Connection, requests: list[ClickRequest]
+) -> dict[tuple[str, str], Link | Fallback]:
+    """The link behind each distinct host and slug of the batch, read in its transaction, so
+    that a campaign edit applies to the very next click."""
+    cursor = driver_cursor(conn)
+    paramstyle = conn.dialect.paramstyle
     targets: dict[tuple[str, str], Link | Fallback] = {}
     for request in requests:
         key = (request.host, request.slug)
         if key not in targets:
-            targets[key] = await resolve_link(conn, host=request.host, slug=request.slug)
+            targets[key] = resolve_links(cursor, paramstyle, request.host, request.slug)
+    return targets
+
+
+def _write_batch(conn: Connection, requests: list[ClickRequest]) -> list[Outcome]:
+    targets = _targets(conn, requests)
     to_record = [
         (target, request)
         for request in requests
         if isinstance(target := targets[(request.host, request.slug)], Link)
     ]
-    rows = iter(await record_clicks(conn, to_record))
+    rows = iter(record_clicks(conn, to_record))
     outcomes: list[Outcome] = []
     for request in requests:
         target = targets[(request.host, request.slug)]
@@ -68,9 +80,8 @@ async def _write_batch(conn: AsyncConnection, requests: list[ClickRequest]) -> l
     return outcomes
 
 
-async def preview_redirect(conn: AsyncConnection, request: ClickRequest) -> Outcome:
-    """What a click would do, recording nothing (HEAD requests from link-preview bots)."""
-    target = await resolve_link(conn, host=request.host, slug=request.slug)
+def _preview(conn: Connection, request: ClickRequest) -> Outcome:
+    target = _targets(conn, [request])[(request.host, request.slug)]
     if isinstance(target, Fallback):
         return target
     row = build_click(

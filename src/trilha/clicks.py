@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote_plus
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import JSON, Dialect, Select, bindparam, func, literal_column, select
+from sqlalchemy import Connection, Dialect, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.db.driver import DriverCursor, driver_cursor, driver_sql
 from trilha.db.schema import DIMENSIONS, clicks
 from trilha.errors import NotFound
 from trilha.ids import mint_click_id
@@ -26,6 +28,7 @@ UNIQUE_WINDOW = timedelta(hours=24)
 MAX_PARAMS = 64
 MAX_NAME_LENGTH = 64
 MAX_VALUE_LENGTH = 1024
+_DIMENSIONS = frozenset(DIMENSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,40 +65,41 @@ def query_params(query: str) -> dict[str, str]:
     return params
 
 
-def click_dimensions(link: Link, params: Mapping[str, str]) -> dict[str, str | None]:
-    """Fill each click field from its query parameter, or from the source's own name for it."""
-    dimensions: dict[str, str | None] = {name: params.get(name) for name in DIMENSIONS}
-    for param, field in link.source_params:
-        if field in dimensions and param in params:
-            dimensions[field] = params[param]
-    return dimensions
-
-
 def build_click(
     link: Link, request: ClickRequest, *, click_id: str, visitor_key: str, is_unique: bool
 ) -> dict[str, Any]:
+    """The click row: the columns every click fills, plus the ad dimensions its query parameters
+    (or the traffic source's own names for them) fill; the other parameters go into ``params``."""
     visitor = request.visitor
-    dimensions = click_dimensions(link, request.params)
-    used = set(dimensions).union(param for param, _ in link.source_params)
-    return {
+    device = visitor.device
+    params = request.params
+    consumed = link.consumed
+    row: dict[str, Any] = {
         "id": click_id,
         "workspace_id": link.workspace_id,
         "campaign_id": link.campaign_id,
-        "source_id": link.source_id,
         "created_at": request.now,
         "ip": visitor.ip,
         "user_agent": visitor.user_agent,
         "visitor_key": visitor_key,
-        "device_type": visitor.device.device_type,
-        "os": visitor.device.os,
-        "browser": visitor.device.browser,
+        "device_type": device.device_type,
+        "os": device.os,
+        "browser": device.browser,
         "country": visitor.country,
         "referrer": visitor.referrer,
-        "is_bot": visitor.device.is_bot,
+        "is_bot": device.is_bot,
         "is_unique": is_unique,
-        **dimensions,
-        "params": {k: v for k, v in request.params.items() if k not in used},
+        "params": {k: v for k, v in params.items() if k not in consumed},
     }
+    if link.source_id is not None:
+        row["source_id"] = link.source_id
+    for name, value in params.items():
+        if name in _DIMENSIONS:
+            row[name] = value
+    for param, field in link.source_params:
+        if field in _DIMENSIONS and param in params:
+            row[field] = params[param]
+    return row
 
 
 def _date(link: Link, click: Mapping[str, Any]) -> str:
@@ -104,7 +108,7 @@ def _date(link: Link, click: Mapping[str, Any]) -> str:
 
 
 def _dimension(name: str) -> Callable[[Link, Mapping[str, Any]], str]:
-    return lambda _, click: click[name] or ""
+    return lambda _, click: click.get(name) or ""
 
 
 # The built-in macros, each from the campaign and the click row; the dimensions (sub1, utm_*, ...)
@@ -149,33 +153,44 @@ def offer_url(link: Link, click: Mapping[str, Any], params: Mapping[str, str]) -
     return template.fill(macro_values(link, click, params, template.names))
 
 
-async def record_clicks(
-    conn: AsyncConnection, batch: Sequence[tuple[Link, ClickRequest]]
+def record_clicks(
+    conn: Connection, batch: Sequence[tuple[Link, ClickRequest]]
 ) -> list[dict[str, Any]]:
-    """Insert one batch of clicks; a visitor seen on the campaign in the last 24 h is not unique."""
-    keyed = [(link, request, request.visitor.key) for link, request in batch]
-    seen = await _recent_visitors(conn, keyed)
+    """Insert one batch of clicks in conn's transaction, on the driver's cursor; a visitor seen
+    on the campaign in the last 24 h is not unique."""
+    if not batch:
+        return []
+    cursor = driver_cursor(conn)
+    dialect = conn.dialect
+    seen = _recent_visitors(cursor, dialect, batch)
     rows = []
-    for link, request, visitor_key in keyed:
+    for link, request in batch:
+        visitor_key = request.visitor.key
         key = (link.campaign_id, visitor_key)
-        click_id = mint_click_id(request.now)
         rows.append(
             build_click(
-                link, request, click_id=click_id, visitor_key=visitor_key, is_unique=key not in seen
+                link,
+                request,
+                click_id=mint_click_id(request.now),
+                visitor_key=visitor_key,
+                is_unique=key not in seen,
             )
         )
         seen.add(key)
-    if rows:
-        await _insert(conn, rows)
+    if dialect.name == "postgresql":
+        _copy(cursor, rows)
+    else:
+        _insert(cursor, dialect, rows)
     return rows
 
 
-# Click columns a row often leaves empty: each INSERT names only those its rows fill, since
-# binding a NULL costs the driver more than binding a value (Python's sqlite3 looks for an
+# Click columns a row often leaves empty: on SQLite each INSERT names only those its rows fill,
+# since binding a NULL costs the driver more than binding a value (Python's sqlite3 looks for an
 # adapter, and fails, for every None).
+_COLUMNS = tuple(c.name for c in clicks.columns)
 _OPTIONAL_COLUMNS = frozenset({"source_id", *DIMENSIONS})
-_REQUIRED_COLUMNS = tuple(c.name for c in clicks.columns if c.name not in _OPTIONAL_COLUMNS)
-_OPTIONAL_ORDER = tuple(c.name for c in clicks.columns if c.name in _OPTIONAL_COLUMNS)
+_REQUIRED_COLUMNS = tuple(name for name in _COLUMNS if name not in _OPTIONAL_COLUMNS)
+_OPTIONAL_ORDER = tuple(name for name in _COLUMNS if name in _OPTIONAL_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,68 +221,103 @@ def _required(dialect: Dialect) -> _Required:
 
 
 @lru_cache(maxsize=1024)
-def _insert_sql(paramstyle: str, filled: tuple[str, ...]) -> str:
+def _insert_sql(filled: tuple[str, ...]) -> str:
     """The INSERT of the required columns plus the optional ones ``filled``."""
     names = (*_REQUIRED_COLUMNS, *filled)
-    marker = "?" if paramstyle == "qmark" else "%s"
-    columns, markers = ", ".join(names), ", ".join([marker] * len(names))
+    columns, markers = ", ".join(names), ", ".join(["?"] * len(names))
     return f"INSERT INTO clicks ({columns}) VALUES ({markers})"  # noqa: S608 -- the schema's own column names
 
 
-async def _insert(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Insert clicks as plain tuples, one executemany per set of filled optional columns (a
-    campaign's clicks mostly share one): SQLAlchemy's own insert would process the 42
-    parameters of every row one by one."""
-    required = _required(conn.dialect)
-    shapes: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+def _insert(cursor: DriverCursor, dialect: Dialect, rows: Sequence[Mapping[str, Any]]) -> None:
+    """SQLite: one executemany per set of filled optional columns (a campaign's clicks mostly
+    share one), each row a plain tuple whose values went through their column type's own
+    conversion, so that a row is stored exactly as SQLAlchemy would store it."""
+    required = _required(dialect)
+    width = len(_REQUIRED_COLUMNS)
+    shapes: dict[tuple[str, ...], list[list[Any]]] = {}
     for row in rows:
-        filled = tuple(name for name in _OPTIONAL_ORDER if row[name] is not None)
-        values = (*required.parameters(row), *(row[name] for name in filled))
+        values = required.parameters(row)
+        filled: tuple[str, ...] = ()
+        if len(row) > width:
+            filled = tuple(name for name in _OPTIONAL_ORDER if name in row)
+            values.extend(row[name] for name in filled)
         shapes.setdefault(filled, []).append(values)
     for filled, parameters in shapes.items():
-        await conn.exec_driver_sql(_insert_sql(conn.dialect.paramstyle, filled), parameters)
+        cursor.executemany(_insert_sql(filled), parameters)
 
 
-async def _recent_visitors(
-    conn: AsyncConnection, batch: Sequence[tuple[Link, ClickRequest, str]]
+_COPY_SQL = f"COPY clicks ({', '.join(_COLUMNS)}) FROM STDIN"
+_COPY_SPECIAL = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy(cursor: DriverCursor, rows: Sequence[Mapping[str, Any]]) -> None:
+    """PostgreSQL: the whole batch in one COPY, as text lines built here: psycopg adapting each
+    value of each row cost more than the COPY itself."""
+    lines = []
+    for row in rows:
+        fields = []
+        for name in _COLUMNS:
+            value = row.get(name)
+            if value is None:
+                fields.append("\\N")
+            elif isinstance(value, str):
+                fields.append(_copy_text(value))
+            elif isinstance(value, bool):
+                fields.append("t" if value else "f")
+            elif isinstance(value, datetime):
+                fields.append(value.isoformat())
+            else:
+                fields.append(_copy_text(json.dumps(value)))
+        lines.append("\t".join(fields))
+    with cast(Any, cursor).copy(_COPY_SQL) as copy:
+        copy.write("\n".join(lines) + "\n")
+
+
+def _copy_text(value: str) -> str:
+    if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
+        return value.translate(_COPY_SPECIAL)
+    return value
+
+
+# Which of a list of visitor keys clicked a campaign since a time. Each key costs one index probe
+# that stops at its first click: a DISTINCT over the matching clicks would read every click of a
+# visitor who clicked ten thousand times. A scalar subquery with LIMIT 1 rather than EXISTS, so
+# that PostgreSQL cannot turn it into a hash join over all the campaign's clicks when its
+# statistics are stale (a young, fast-growing clicks table).
+_RECENT_VISITORS_SQL = """
+SELECT keys.value FROM {keys} WHERE (
+    SELECT 1 FROM clicks
+    WHERE campaign_id = :campaign_id AND visitor_key = keys.value AND created_at > :since
+    LIMIT 1
+) IS NOT NULL
+"""
+_KEYS = {
+    "sqlite": "json_each(:keys) AS keys",
+    "postgresql": "json_array_elements_text(CAST(:keys AS JSON)) AS keys(value)",
+}
+
+
+def _recent_visitors(
+    cursor: DriverCursor, dialect: Dialect, batch: Sequence[tuple[Link, ClickRequest]]
 ) -> set[tuple[str, str]]:
     by_campaign: dict[str, set[str]] = {}
-    for link, _, visitor_key in batch:
-        by_campaign.setdefault(link.campaign_id, set()).add(visitor_key)
-    oldest = min((request.now for _, request, _ in batch), default=datetime.now(UTC))
-    query = _recent_visitors_query(conn.dialect.name)
+    for link, request in batch:
+        by_campaign.setdefault(link.campaign_id, set()).add(request.visitor.key)
+    since = _bind_time(dialect)(min(request.now for _, request in batch) - UNIQUE_WINDOW)
+    sql = driver_sql(_RECENT_VISITORS_SQL.format(keys=_KEYS[dialect.name]), dialect.paramstyle)
     seen: set[tuple[str, str]] = set()
     for campaign_id, keys in by_campaign.items():
-        result = await conn.execute(
-            query,
-            {"keys": sorted(keys), "campaign_id": campaign_id, "since": oldest - UNIQUE_WINDOW},
-        )
-        seen.update((campaign_id, key) for key in result.scalars())
+        parameters = {"keys": json.dumps(sorted(keys)), "campaign_id": campaign_id, "since": since}
+        cursor.execute(sql, parameters)
+        seen.update((campaign_id, key) for (key,) in cursor.fetchall())
     return seen
 
 
 @lru_cache
-def _recent_visitors_query(dialect: str) -> Select[str]:
-    """Which of a list of visitor keys clicked a campaign since a time.
-
-    Each key costs one index probe that stops at its first click: a DISTINCT over the matching
-    clicks would read every click of a visitor who clicked ten thousand times. A scalar subquery
-    with LIMIT 1 rather than EXISTS, so that PostgreSQL cannot turn it into a hash join over all
-    the campaign's clicks when its statistics are stale (a young, fast-growing clicks table).
-    """
-    elements = func.json_array_elements_text if dialect == "postgresql" else func.json_each
-    keys = elements(bindparam("keys", type_=JSON)).table_valued("value")
-    first_click = (
-        select(literal_column("1"))
-        .where(
-            clicks.c.campaign_id == bindparam("campaign_id"),
-            clicks.c.visitor_key == keys.c.value,
-            clicks.c.created_at > bindparam("since", type_=clicks.c.created_at.type),
-        )
-        .limit(1)
-        .scalar_subquery()
-    )
-    return select(keys.c.value).where(first_click.is_not(None))
+def _bind_time(dialect: Dialect) -> Callable[[datetime], Any]:
+    """A time as the created_at column stores it on this driver."""
+    convert = clicks.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
+    return convert or (lambda value: value)
 
 
 @dataclass(frozen=True, slots=True)

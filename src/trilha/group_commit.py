@@ -105,6 +105,7 @@ class BlockingWriter:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
         self._blocking: Engine | None = None
+        self._connection: Connection | None = None  # used in the writer's thread only
         self._thread: ThreadPoolExecutor | None = None
         self._checkpoints: asyncio.Task[None] | None = None
 
@@ -121,21 +122,40 @@ class BlockingWriter:
             self._checkpoints = None
         if self._thread is not None and self._blocking is not None:
             # Queued behind a batch still committing, if any.
-            await asyncio.get_running_loop().run_in_executor(self._thread, self._blocking.dispose)
+            await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
             self._thread.shutdown()
             self._thread = self._blocking = None
 
     async def transaction(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in the writer's thread inside one transaction, committed when it returns."""
-        if self._thread is None or self._blocking is None:
+        if self._thread is None:
             raise StorageUnavailable("the writer is not running")
-        blocking = self._blocking
 
         def run() -> T:
-            with blocking.begin() as conn:
+            # A connection the database dropped is invalidated by the failing statement, and
+            # the next begin() opens a new one.
+            conn = self._connect()
+            with conn.begin():
                 return work(conn)
 
         return await asyncio.get_running_loop().run_in_executor(self._thread, run)
+
+    def _connect(self) -> Connection:
+        """The writer's one connection, kept from batch to batch: checking a connection out of
+        the pool for each batch (and, on PostgreSQL, pinging it) cost more than the batch's
+        own statements."""
+        if self._connection is None:
+            if self._blocking is None:
+                raise StorageUnavailable("the writer is not running")
+            self._connection = self._blocking.connect()
+        return self._connection
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._blocking is not None:
+            self._blocking.dispose()
 
     async def _checkpoint(self) -> None:
         while True:

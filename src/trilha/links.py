@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.schema import campaigns, domains, traffic_sources, workspaces
+from trilha.db.driver import DriverCursor, driver_sql
+from trilha.db.schema import DIMENSIONS
 
 DEFAULT_HOST = ""
+_DIMENSIONS = frozenset(DIMENSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,11 @@ class Link:
     source_params: tuple[tuple[str, str], ...]  # (query parameter, click field)
     timezone: str
 
+    @property
+    def consumed(self) -> frozenset[str]:
+        """The query parameters that fill a click column; the others are kept in its params."""
+        return _consumed(self.source_params)
+
 
 @dataclass(frozen=True, slots=True)
 class Fallback:
@@ -36,41 +45,41 @@ class Fallback:
     reason: str
 
 
-# Built once: SQLAlchemy compiles each a single time, and a batch of clicks does not build them.
-_DOMAIN = (
-    select(domains.c.host, domains.c.fallback_url, workspaces.c.fallback_url)
-    .join(workspaces, workspaces.c.id == domains.c.workspace_id)
-    .where(domains.c.host == bindparam("host"))
-)
-_CAMPAIGN = (
-    select(
-        campaigns.c.id,
-        campaigns.c.workspace_id,
-        campaigns.c.name,
-        campaigns.c.offer_url,
-        campaigns.c.source_id,
-        campaigns.c.status,
-        campaigns.c.fallback_url,
-        traffic_sources.c.name,
-        traffic_sources.c.params,
-        workspaces.c.timezone,
-    )
-    .join(workspaces, workspaces.c.id == campaigns.c.workspace_id)
-    .outerjoin(traffic_sources, traffic_sources.c.id == campaigns.c.source_id)
-    .where(campaigns.c.host == bindparam("host"), campaigns.c.slug == bindparam("slug"))
-)
+# The custom domain the host names (if any), and the campaign its slug names there (or on the
+# shared default host when the host is no custom domain), in one round trip.
+LINK_SQL = """
+SELECT d.host, COALESCE(d.fallback_url, dw.fallback_url),
+       c.id, c.workspace_id, c.name, c.offer_url, c.source_id, c.status, c.fallback_url,
+       s.name, CAST(s.params AS TEXT), w.timezone
+FROM (SELECT CAST(:host AS TEXT) AS host, CAST(:slug AS TEXT) AS slug) AS asked
+LEFT JOIN domains AS d ON d.host = asked.host
+LEFT JOIN workspaces AS dw ON dw.id = d.workspace_id
+LEFT JOIN campaigns AS c ON c.host = COALESCE(d.host, '') AND c.slug = asked.slug
+LEFT JOIN workspaces AS w ON w.id = c.workspace_id
+LEFT JOIN traffic_sources AS s ON s.id = c.source_id
+"""
+_LINK = text(LINK_SQL)
 
 
 async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link | Fallback:
     """Find the campaign behind ``host/r/slug``; custom domains have their own slugs."""
-    domain = (await conn.execute(_DOMAIN, {"host": host})).first()
-    link_host = DEFAULT_HOST if domain is None else domain[0]
-    domain_fallback = None if domain is None else (domain[1] or domain[2])
-    row = (await conn.execute(_CAMPAIGN, {"host": link_host, "slug": slug})).first()
-    if row is None:
+    row = (await conn.execute(_LINK, {"host": host, "slug": slug})).one()
+    return link_from_row(tuple(row), slug)
+
+
+def resolve_links(cursor: DriverCursor, paramstyle: str, host: str, slug: str) -> Link | Fallback:
+    """resolve_link on a driver cursor, as the click writer's batches run."""
+    cursor.execute(driver_sql(LINK_SQL, paramstyle), {"host": host, "slug": slug})
+    return link_from_row(cursor.fetchone(), slug)
+
+
+@lru_cache(maxsize=256)
+def link_from_row(row: tuple[Any, ...], slug: str) -> Link | Fallback:
+    """The link a row of LINK_SQL describes; cached, since a campaign's clicks share its row."""
+    (_domain, domain_fallback, campaign_id, workspace_id, name, offer_url, source_id) = row[:7]
+    (status, fallback_url, source_name, source_params, timezone) = row[7:]
+    if campaign_id is None:
         return Fallback(domain_fallback, "unknown link")
-    (campaign_id, workspace_id, name, offer_url, source_id, status, fallback_url) = row[:7]
-    source_name, source_params, timezone = row[7:]
     if status != "active":
         return Fallback(fallback_url or domain_fallback, "campaign paused")
     return Link(
@@ -86,7 +95,12 @@ async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link |
     )
 
 
-def _source_params(value: Any) -> tuple[tuple[str, str], ...]:
+def _source_params(value: str | None) -> tuple[tuple[str, str], ...]:
     if not value:
         return ()
-    return tuple((str(item["param"]), str(item["field"])) for item in value)
+    return tuple((str(item["param"]), str(item["field"])) for item in json.loads(value))
+
+
+@lru_cache(maxsize=256)
+def _consumed(source_params: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    return _DIMENSIONS.union(param for param, _ in source_params)

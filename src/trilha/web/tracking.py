@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from trilha.click_writer import Redirect, preview_redirect
+from trilha.click_writer import Redirect
 from trilha.clicks import ClickRequest, query_params
 from trilha.errors import StorageUnavailable
 from trilha.runtime import Runtime
@@ -35,8 +35,7 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
     request = click_request(runtime, scope, slug)
     try:
         if method == "HEAD":
-            async with runtime.engine.connect() as conn:
-                outcome = await preview_redirect(conn, request)
+            outcome = await runtime.clicks.preview(request)
         else:
             outcome = await runtime.clicks.record(request)
     except (StorageUnavailable, SQLAlchemyError, OSError):
