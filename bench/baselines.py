@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from trilha.ids import mint_click_id
+from trilha.ids import mint_click_id, new_id
 from trilha.web.asgi import Receive, Scope, Send
 
 # As long as the Location trilha sends for bench/redirect.py's request, macros filled.
@@ -235,3 +236,133 @@ async def sqlite_store_app(scope: Scope, receive: Receive, send: Send) -> None:
     headers = [(b"location", location.encode()), *_RAW_HEADERS[1:]]
     await send({"type": "http.response.start", "status": 302, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
+
+
+# --- the bare postback store ------------------------------------------------------------------
+# ``postback_store_app``: the raw ASGI function storing each postback of bench/postback.py with
+# Python's sqlite3 alone, as trilha's SQLite writer does (group-committed in a thread, each
+# postback in a savepoint, the answer after the commit), into a migrated trilha database seeded
+# as trilha's is: the workspace by its token, the click, the conversion (its dedupe key UNIQUE),
+# its first status-history row and the log entry with the request (token masked). No merchant,
+# mapping, event types or anything else of trilha's pipeline: the floor of a durable postback.
+
+_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+_CONVERSION_SQL = (
+    "INSERT INTO conversions (id, workspace_id, click_id, raw_click_id, campaign_id, source_id,"
+    " event_type, status, value_minor, currency, txid, dedupe_key, created_at,"
+    " status_changed_at) VALUES (?, ?, ?, ?, ?, ?, 'SALE', ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id"
+)
+_HISTORY_SQL = (
+    "INSERT INTO conversion_status_history (id, conversion_id, from_status, to_status,"
+    " postback_id, actor, created_at) VALUES (?, ?, NULL, ?, ?, 'postback', ?)"
+)
+_LOG_SQL = (
+    "INSERT INTO postback_log (id, workspace_id, received_at, method, path, query, headers, body,"
+    " body_truncated, source_ip, auth_failed, outcome, reason, conversion_id, campaign_id,"
+    " click_id, txid, event_type, status, value, currency, details, processing_us)"
+    " VALUES (?, ?, ?, 'GET', ?, ?, ?, '', 0, ?, 0, 'created', '', ?, ?, ?, ?, 'SALE', ?, ?, ?,"
+    " '{}', 0)"
+)
+
+
+class _PostbackStore(_Store):
+    def write(self, requests: list[tuple[str, str, str]]) -> list[str]:
+        """requests: (query, headers as JSON, ip); the answer to each, once committed."""
+        now = datetime.now(UTC).strftime(_TIME_FORMAT)
+        answers = []
+        self.db.execute("BEGIN IMMEDIATE")
+        for query, headers, ip in requests:
+            self.db.execute("SAVEPOINT postback")
+            fields = dict(parse_qsl(query))
+            token = fields.pop("token", "")
+            workspace_id, currency = self.db.execute(
+                "SELECT id, currency FROM workspaces WHERE postback_token = ?", (token,)
+            ).fetchone()
+            click_id = fields["click_id"]
+            campaign_id, source_id = self.db.execute(
+                "SELECT campaign_id, source_id FROM clicks WHERE workspace_id = ? AND id = ?",
+                (workspace_id, click_id),
+            ).fetchone()
+            conversion_id, postback_id = new_id(), new_id()
+            value_minor = round(float(fields["value"]) * 100)
+            self.db.execute(
+                _CONVERSION_SQL,
+                (
+                    conversion_id,
+                    workspace_id,
+                    click_id,
+                    click_id,
+                    campaign_id,
+                    source_id,
+                    fields["status"],
+                    value_minor,
+                    currency,
+                    fields["txid"],
+                    f"tx:{fields['txid']}",
+                    now,
+                    now,
+                ),
+            ).fetchone()
+            self.db.execute(
+                _HISTORY_SQL, (new_id(), conversion_id, fields["status"], postback_id, now)
+            )
+            self.db.execute(
+                _LOG_SQL,
+                (
+                    postback_id,
+                    workspace_id,
+                    now,
+                    "/postback",
+                    query.replace(token, "********"),
+                    headers,
+                    ip,
+                    conversion_id,
+                    campaign_id,
+                    click_id,
+                    fields["txid"],
+                    fields["status"],
+                    fields["value"],
+                    currency,
+                ),
+            )
+            self.db.execute("RELEASE postback")
+            answers.append(
+                json.dumps(
+                    {
+                        "status": "created",
+                        "event": "SALE",
+                        "conversion_id": conversion_id,
+                        "conversion_status": fields["status"],
+                        "postback_id": postback_id,
+                    }
+                )
+            )
+        self.db.execute("COMMIT")
+        return answers
+
+
+_postbacks: list[_PostbackStore] = []
+
+
+async def postback_store_app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        _postbacks.append(_PostbackStore(os.environ["BENCH_SQLITE_DB"]))
+        _writer.add(asyncio.create_task(_postbacks[0].run()))
+        await _lifespan(receive, send)
+        return
+    headers = json.dumps([[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]])
+    answer = await _postbacks[0].record(scope["query_string"].decode(), headers, scope["client"][0])
+    body = answer.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -11,6 +11,10 @@ measured run. The targets:
 - ``nginx``: nginx answering ``return 200`` with trilha's JSON answer (one worker), the ceiling;
 - ``starlette``: a bare Starlette app answering the same JSON, on granian (one ASGI worker);
 - ``asgi``: a bare ASGI function answering the same JSON, on granian, the floor of Python;
+- ``postback-store``: the bare function storing each postback with Python's sqlite3 alone (the
+  workspace by token, the click, the conversion, its first history row and the log entry, each
+  postback in a savepoint, group-committed in a thread) into a database seeded as trilha's: the
+  floor of a durable postback on SQLite (diagnostic);
 - ``trilha-sqlite-full`` / ``trilha-sqlite-normal``: ``trilha serve`` (granian, ASGI, 1 worker)
   on a fresh, migrated SQLite file with ``synchronous=FULL`` (the default) or ``NORMAL``;
 - ``trilha-postgres``: ``trilha serve`` on a fresh PostgreSQL database, dropped afterwards.
@@ -24,11 +28,11 @@ run and a counter, so no postback repeats another (a repeat would be a duplicate
 conversion). The token is a secret: it is never printed, nor any URL holding it.
 
 For each target it prints what bench/redirect.py prints: requests/s, p50/p99 latency, the server's
-CPU time per request, PostgreSQL's, wrk's and everyone else's. After each trilha run it checks that
-the conversions stored during the measured run cover every 2xx wrk counted, and that every
-postback logged during it was ``created`` and wrk saw no other answer than a 2xx; a failed check
-makes it exit 1. The figures (medians over the rounds) also go to
-bench/results/postback-<time>.json.
+CPU time per request, PostgreSQL's, wrk's and everyone else's. After each run that stores
+(trilha's and ``postback-store``'s) it checks that the conversions stored during the measured run
+cover every 2xx wrk counted, and that every postback logged during it was ``created`` and wrk saw
+no other answer than a 2xx; a failed check makes it exit 1. The figures (medians over the rounds)
+also go to bench/results/postback-<time>.json.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bench import harness
 from bench.baselines import POSTBACK_ANSWER
-from bench.harness import ASGI, NGINX, STARLETTE, TRILHA, Measurement
+from bench.harness import ASGI, NGINX, STARLETTE, TRILHA, Measurement, Target
 from trilha.clicks import ClickRequest, build_click
 from trilha.db.schema import clicks, conversions, postback_log
 from trilha.ids import mint_click_id, new_secret
@@ -88,12 +92,25 @@ request = function()
 end
 """)
 
-TARGETS = {t.name: t for t in (NGINX, STARLETTE, ASGI, *TRILHA)}
+TARGETS = {
+    t.name: t
+    for t in (
+        NGINX,
+        STARLETTE,
+        ASGI,
+        Target(
+            "postback-store", "granian", app="bench.baselines:postback_store_app", database="sqlite"
+        ),
+        *TRILHA,
+    )
+}
 
 # (trilha target, baseline, the least trilha/baseline the issue asks for)
 GOALS = (
     ("trilha-sqlite-full", "nginx", 0.08),
     ("trilha-sqlite-full", "starlette", 0.5),
+    ("trilha-sqlite-full", "postback-store", None),
+    ("postback-store", "starlette", None),
     ("trilha-sqlite-normal", "nginx", 0.08),
     ("trilha-sqlite-normal", "starlette", 0.5),
     ("trilha-postgres", "nginx", None),

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any
 from urllib.parse import unquote_plus
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, Dialect, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.driver import DriverCursor, driver_cursor, driver_sql
+from trilha.db.driver import Cursor, driver_cursor, driver_sql
 from trilha.db.schema import DIMENSIONS, clicks
 from trilha.errors import NotFound
 from trilha.ids import mint_click_id
@@ -228,7 +228,7 @@ def _insert_sql(filled: tuple[str, ...]) -> str:
     return f"INSERT INTO clicks ({columns}) VALUES ({markers})"  # noqa: S608 -- the schema's own column names
 
 
-def _insert(cursor: DriverCursor, dialect: Dialect, rows: Sequence[Mapping[str, Any]]) -> None:
+def _insert(cursor: Cursor, dialect: Dialect, rows: Sequence[Mapping[str, Any]]) -> None:
     """SQLite: one executemany per set of filled optional columns (a campaign's clicks mostly
     share one), each row a plain tuple whose values went through their column type's own
     conversion, so that a row is stored exactly as SQLAlchemy would store it."""
@@ -250,7 +250,7 @@ _COPY_SQL = f"COPY clicks ({', '.join(_COLUMNS)}) FROM STDIN"
 _COPY_SPECIAL = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
-def _copy(cursor: DriverCursor, rows: Sequence[Mapping[str, Any]]) -> None:
+def _copy(cursor: Cursor, rows: Sequence[Mapping[str, Any]]) -> None:
     """PostgreSQL: the whole batch in one COPY, as text lines built here: psycopg adapting each
     value of each row cost more than the COPY itself."""
     lines = []
@@ -269,8 +269,7 @@ def _copy(cursor: DriverCursor, rows: Sequence[Mapping[str, Any]]) -> None:
             else:
                 fields.append(_copy_text(json.dumps(value)))
         lines.append("\t".join(fields))
-    with cast(Any, cursor).copy(_COPY_SQL) as copy:
-        copy.write("\n".join(lines) + "\n")
+    cursor.copy_text(_COPY_SQL, "\n".join(lines) + "\n")
 
 
 def _copy_text(value: str) -> str:
@@ -298,7 +297,7 @@ _KEYS = {
 
 
 def _recent_visitors(
-    cursor: DriverCursor, dialect: Dialect, batch: Sequence[tuple[Link, ClickRequest]]
+    cursor: Cursor, dialect: Dialect, batch: Sequence[tuple[Link, ClickRequest]]
 ) -> set[tuple[str, str]]:
     by_campaign: dict[str, set[str]] = {}
     for link, request in batch:

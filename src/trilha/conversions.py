@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql.dml import ReturningInsert
 
-from trilha.db.schema import campaigns, clicks, conversion_status_history, conversions
+from trilha.db.driver import fetch_one, insert_row
+from trilha.db.schema import clicks, conversion_status_history, conversions
 from trilha.errors import InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.money import from_minor, to_minor
@@ -97,8 +95,9 @@ async def record_conversion(
             )
     key = dedupe_key(mode, fields, attribution, postback_id)
     conversion_id = new_id()
-    result = await conn.execute(
-        _insert_new(conn.dialect.name),
+    inserted = await insert_row(
+        conn,
+        conversions,
         {
             "id": conversion_id,
             "workspace_id": workspace_id,
@@ -116,8 +115,9 @@ async def record_conversion(
             "created_at": now,
             "status_changed_at": now,
         },
+        returning=_IF_NEW,
     )
-    if result.first() is not None:  # no row back: the key exists, this repeats a conversion
+    if inserted is not None:  # no row back: the key exists, this repeats a conversion
         await _append_history(conn, conversion_id, None, fields.status, postback_id, actor, now)
         outcome = Outcome.CREATED if attribution.click_id else Outcome.ORPHAN
         reason = "" if attribution.click_id else "no click with this id (yet); kept as an orphan"
@@ -126,14 +126,8 @@ async def record_conversion(
     return await _repeat(conn, existing, fields, value_minor, currency, postback_id, actor, now)
 
 
-@lru_cache
-def _insert_new(dialect: str) -> ReturningInsert[tuple[str]]:
-    """INSERT a conversion unless its dedupe key exists, returning its id when inserted; one
-    statement per dialect, so that SQLAlchemy compiles it once."""
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(conversions)
-    return insert.on_conflict_do_nothing(index_elements=["workspace_id", "dedupe_key"]).returning(
-        conversions.c.id
-    )
+# The dedupe key decides: a conversion whose key exists inserts nothing and returns no id.
+_IF_NEW = "ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id"
 
 
 async def _repeat(
@@ -217,8 +211,9 @@ async def _append_history(
     actor: str,
     now: datetime,
 ) -> None:
-    await conn.execute(
-        conversion_status_history.insert(),
+    await insert_row(
+        conn,
+        conversion_status_history,
         {
             "id": new_id(),
             "conversion_id": conversion_id,
@@ -231,11 +226,11 @@ async def _append_history(
     )
 
 
-_CLICK = (
-    select(clicks.c.id, clicks.c.campaign_id, clicks.c.source_id, campaigns.c.merchant_id)
-    .join(campaigns, campaigns.c.id == clicks.c.campaign_id)
-    .where(clicks.c.id == bindparam("click_id"), clicks.c.workspace_id == bindparam("workspace_id"))
-)
+_CLICK = """
+SELECT clicks.id, clicks.campaign_id, clicks.source_id, campaigns.merchant_id
+FROM clicks JOIN campaigns ON campaigns.id = clicks.campaign_id
+WHERE clicks.id = :click_id AND clicks.workspace_id = :workspace_id
+"""
 
 
 async def find_click(conn: AsyncConnection, workspace_id: str, click_id: str) -> Attribution:
@@ -247,10 +242,11 @@ async def find_click_and_merchant(
     conn: AsyncConnection, workspace_id: str, click_id: str
 ) -> tuple[Attribution, str | None]:
     """The click (or an orphan's attribution) and the merchant of its campaign, if any."""
-    row = (await conn.execute(_CLICK, {"click_id": click_id, "workspace_id": workspace_id})).first()
+    row = await fetch_one(conn, _CLICK, {"click_id": click_id, "workspace_id": workspace_id})
     if row is None:
         return Attribution(click_id, None, None, None), None
-    return Attribution(click_id, row.id, row.campaign_id, row.source_id), row.merchant_id
+    found, campaign_id, source_id, merchant_id = row
+    return Attribution(click_id, found, campaign_id, source_id), merchant_id
 
 
 async def attach_orphans(conn: AsyncConnection, *, now: datetime, limit: int = 500) -> int:

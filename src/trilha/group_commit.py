@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
-from sqlalchemy import Connection, CursorResult, Dialect, Engine, Executable
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.engine import blocking_engine, is_sqlite
 from trilha.errors import StorageUnavailable
@@ -166,42 +166,3 @@ class BlockingWriter:
                     await raw.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # type: ignore[union-attr]
             except (SQLAlchemyError, OSError) as exc:
                 log.warning("sqlite checkpoint failed: %s", type(exc).__name__)
-
-
-class _BlockingConnection:
-    """The part of AsyncConnection the write paths use, over a blocking Connection: its awaits
-    never suspend, so a coroutine on it runs to its end in one step (see run_blocking)."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-
-    @property
-    def dialect(self) -> Dialect:
-        return self._conn.dialect
-
-    async def execute(
-        self,
-        statement: Executable,
-        parameters: Sequence[dict[str, Any]] | dict[str, Any] | None = None,
-    ) -> CursorResult[Any]:
-        return self._conn.execute(statement, parameters)
-
-    async def exec_driver_sql(
-        self, statement: str, parameters: Sequence[tuple[Any, ...]]
-    ) -> CursorResult[Any]:
-        return self._conn.exec_driver_sql(statement, parameters)
-
-
-def as_async(conn: Connection) -> AsyncConnection:
-    """A blocking connection, typed as the async one the domain functions take."""
-    return cast(AsyncConnection, _BlockingConnection(conn))
-
-
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends to its end, outside any event loop."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return cast(T, done.value)
-    coro.close()
-    raise RuntimeError("a blocking write tried to suspend")

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.driver import DriverCursor, driver_sql
+from trilha.db.driver import Cursor, driver_sql
 from trilha.db.schema import DIMENSIONS
 
 DEFAULT_HOST = ""
@@ -67,7 +67,7 @@ async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link |
     return link_from_row(tuple(row), slug)
 
 
-def resolve_links(cursor: DriverCursor, paramstyle: str, host: str, slug: str) -> Link | Fallback:
+def resolve_links(cursor: Cursor, paramstyle: str, host: str, slug: str) -> Link | Fallback:
     """resolve_link on a driver cursor, as the click writer's batches run."""
     cursor.execute(driver_sql(LINK_SQL, paramstyle), {"host": host, "slug": slug})
     return link_from_row(cursor.fetchone(), slug)

@@ -1,26 +1,34 @@
 """SQL run straight on the database driver's cursor, for the hot write paths.
 
-The click writer's batches run a handful of statements for dozens of clicks; SQLAlchemy's
-execution of each (compiling or looking up the statement, processing every parameter and row)
-cost as much as the statement itself. Here the SQL is written once with ``:name`` parameters, as
-``sqlalchemy.text`` takes it, and turned into the driver's own parameter style.
+The click writer's batches and the postbacks of a SQLite batch run a handful of statements each;
+SQLAlchemy's execution of each (looking up the compiled statement, processing every parameter
+and row) cost as much as the statement itself. The SQL here is written once with ``:name``
+parameters, as ``sqlalchemy.text`` takes it: on the writer's blocking connection it runs on the
+driver's cursor, in the driver's own parameter style; on an async connection (PostgreSQL's
+postbacks, replays, test postbacks) through ``text``. Values are converted by their column's
+own SQLAlchemy type first, so a row is stored exactly as SQLAlchemy would store it.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import Connection
+from sqlalchemy import JSON, Connection, CursorResult, Dialect, Executable, Table, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+T = TypeVar("T")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 Parameters = Mapping[str, Any] | Sequence[Any]
 
 
-class DriverCursor(Protocol):
+class _DriverCursor(Protocol):
     """The part of a DB-API cursor (sqlite3's or psycopg's) the hot paths use."""
 
     def execute(self, sql: str, parameters: Parameters = ..., /) -> Any: ...
@@ -30,6 +38,49 @@ class DriverCursor(Protocol):
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
+
+
+class Cursor:
+    """A driver cursor whose errors reach the caller as SQLAlchemy's, as they would through
+    SQLAlchemy: wrapped in the matching DBAPIError subclass, and the connection invalidated
+    (so that the next transaction opens a new one) when the error says it is gone."""
+
+    def __init__(self, conn: Connection, cursor: _DriverCursor) -> None:
+        self._conn = conn
+        self._cursor = cursor
+
+    def execute(self, sql: str, parameters: Parameters = ()) -> None:
+        with self._translated(sql, parameters):
+            self._cursor.execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Sequence[Parameters]) -> None:
+        with self._translated(sql, parameters):
+            self._cursor.executemany(sql, parameters)
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall()
+
+    def copy_text(self, sql: str, data: str) -> None:
+        """PostgreSQL: ``COPY ... FROM STDIN`` with ``data`` in COPY's text format."""
+        with self._translated(sql, ()), cast(Any, self._cursor).copy(sql) as copy:
+            copy.write(data)
+
+    @contextmanager
+    def _translated(self, sql: str, parameters: Any) -> Iterator[None]:
+        dialect = self._conn.dialect
+        base = dialect.loaded_dbapi.Error
+        try:
+            yield
+        except base as error:
+            gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
+            if gone:
+                self._conn.invalidate(error)
+            raise DBAPIError.instance(
+                sql, parameters, error, base, connection_invalidated=gone, dialect=dialect
+            ) from error
 
 
 @lru_cache(maxsize=256)
@@ -45,10 +96,104 @@ def driver_sql(sql: str, paramstyle: str) -> str:
     return _NAMED.sub(r"%(\1)s", sql)
 
 
-def driver_cursor(conn: Connection) -> DriverCursor:
+def driver_cursor(conn: Connection) -> Cursor:
     """A cursor on the driver connection under ``conn``, inside conn's transaction."""
     driver = conn.connection.driver_connection
     if driver is None:
         raise RuntimeError("the connection is closed")
-    cursor: DriverCursor = driver.cursor()
-    return cursor
+    return Cursor(conn, driver.cursor())
+
+
+class BlockingConnection:
+    """The part of AsyncConnection the write paths use, over a blocking Connection: its awaits
+    never suspend, so a coroutine on it runs to its end in one step (see run_blocking)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.sync = conn
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.sync.dialect
+
+    async def execute(
+        self,
+        statement: Executable,
+        parameters: Sequence[dict[str, Any]] | dict[str, Any] | None = None,
+    ) -> CursorResult[Any]:
+        return self.sync.execute(statement, parameters)
+
+
+def as_async(conn: Connection) -> AsyncConnection:
+    """A blocking connection, typed as the async one the domain functions take."""
+    return cast(AsyncConnection, BlockingConnection(conn))
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends to its end, outside any event loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    coro.close()
+    raise RuntimeError("a blocking write tried to suspend")
+
+
+async def fetch_one(conn: AsyncConnection, sql: str, parameters: Mapping[str, Any]) -> Any:
+    """The first row ``sql`` returns (a tuple of the driver's values), or None."""
+    if isinstance(conn, BlockingConnection):
+        cursor = driver_cursor(conn.sync)
+        cursor.execute(driver_sql(sql, conn.dialect.paramstyle), parameters)
+        return cursor.fetchone()
+    row = (await conn.execute(text(sql), dict(parameters))).first()
+    return None if row is None else tuple(row)
+
+
+async def execute(conn: AsyncConnection, sql: str, parameters: Mapping[str, Any]) -> None:
+    """Run ``sql``, which returns no rows."""
+    if isinstance(conn, BlockingConnection):
+        driver_cursor(conn.sync).execute(driver_sql(sql, conn.dialect.paramstyle), parameters)
+    else:
+        await conn.execute(text(sql), dict(parameters))
+
+
+async def insert_row(
+    conn: AsyncConnection, table: Table, row: Mapping[str, Any], *, returning: str = ""
+) -> Any:
+    """INSERT ``row`` into ``table``, naming the columns it has. ``returning`` may add an
+    ``ON CONFLICT`` clause and must then end in a ``RETURNING`` list, whose first row (or None)
+    is returned."""
+    processors = _processors(table, conn.dialect)
+    values = {name: processors[name](value) for name, value in row.items()}
+    sql = _insert_sql(table, tuple(row), returning)
+    if returning:
+        return await fetch_one(conn, sql, values)
+    await execute(conn, sql, values)
+    return None
+
+
+@lru_cache(maxsize=64)
+def _insert_sql(table: Table, names: tuple[str, ...], suffix: str) -> str:
+    columns = ", ".join(names)
+    markers = ", ".join(f":{name}" for name in names)
+    return f"INSERT INTO {table.name} ({columns}) VALUES ({markers}) {suffix}"  # noqa: S608 -- the schema's own names
+
+
+@lru_cache(maxsize=32)
+def _processors(table: Table, dialect: Dialect) -> dict[str, Any]:
+    """Each column's conversion of a Python value into what the driver is given."""
+    processors = {}
+    for column in table.columns:
+        if isinstance(column.type, JSON):
+            processors[column.name] = _json  # text, which both databases take for JSON
+            continue
+        convert = column.type.dialect_impl(dialect).bind_processor(dialect)
+        processors[column.name] = convert or _same
+    return processors
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _same(value: T) -> T:
+    return value

@@ -14,6 +14,7 @@ from urllib.parse import quote, quote_plus
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.db.driver import insert_row
 from trilha.db.schema import postback_log
 from trilha.postbacks.outcome import Result
 from trilha.postbacks.raw import RawPostback
@@ -94,8 +95,9 @@ async def write_log(
     hide = secret_masker(trace.secrets)
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
-    await conn.execute(
-        postback_log.insert(),
+    await insert_row(
+        conn,
+        postback_log,
         {
             "id": trace.postback_id,
             "workspace_id": trace.workspace_id,

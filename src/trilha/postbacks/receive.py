@@ -7,12 +7,12 @@ fields → find the click → record (dedupe, status change) → log, all in the
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final, TypeVar, cast
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions import (
@@ -42,6 +42,8 @@ from trilha.postbacks.payload import parse_body as parse_body_fields
 from trilha.postbacks.preset import IGNORE
 from trilha.postbacks.presets import PRESETS
 from trilha.postbacks.raw import RawPostback
+
+T = TypeVar("T")
 
 # Every field a preset reads a secret from: masked when no merchant of the workspace applies.
 KNOWN_SECRET_FIELDS: Final = tuple(
@@ -78,6 +80,23 @@ class Trace:
     campaign_id: str | None = None
 
 
+class SetupReads:
+    """The workspace's set-up (its token, event types, merchants) as one transaction read it.
+
+    The postbacks of a batch share one transaction and never write their workspace's set-up, so
+    reading it again for each postback would only return the same rows: they are read once per
+    batch. A postback outside a batch gets reads of its own.
+    """
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, ...], Any] = {}
+
+    async def get(self, key: tuple[str, ...], load: Callable[[], Awaitable[T]]) -> T:
+        if key not in self._memo:
+            self._memo[key] = await load()
+        return cast(T, self._memo[key])
+
+
 @dataclass(frozen=True, slots=True)
 class Replay:
     """A stored request processed again: its workspace is known, its secrets are masked."""
@@ -87,12 +106,16 @@ class Replay:
 
 
 async def receive_postback(
-    conn: AsyncConnection, raw: RawPostback, *, replay: Replay | None = None
+    conn: AsyncConnection,
+    raw: RawPostback,
+    *,
+    replay: Replay | None = None,
+    reads: SetupReads | None = None,
 ) -> Result:
     started = time.perf_counter()
     trace = Trace(postback_id=new_id())
     try:
-        result = await _process(conn, raw, trace, replay)
+        result = await _process(conn, raw, trace, replay, reads or SetupReads())
     except Rejected as exc:
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
     result = replace(result, postback_id=trace.postback_id)
@@ -109,14 +132,16 @@ async def receive_postback(
 
 
 async def _process(
-    conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None
+    conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None, reads: SetupReads
 ) -> Result:
     if raw.body_too_large:
         raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
     query = _query_tree(raw)
-    workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace)
+    workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace, reads)
     payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
-    merchant, looked_up = await _choose_merchant(conn, workspace_id, raw, query, payload, trace)
+    merchant, looked_up = await _choose_merchant(
+        conn, workspace_id, raw, query, payload, trace, reads
+    )
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
@@ -134,7 +159,10 @@ async def _process(
         if failure:
             trace.auth_failed = True
             raise Rejected(failure, http_status=401)
-    fields = _map(merchant, payload, await event_type_names(conn, workspace_id))
+    names = await reads.get(
+        ("event types", workspace_id), lambda: event_type_names(conn, workspace_id)
+    )
+    fields = _map(merchant, payload, names)
     trace.fields = fields
     trace.click_id = fields.click_id
     if fields.status == IGNORE:
@@ -202,7 +230,12 @@ async def _body_tree(raw: RawPostback) -> Tree:
 
 
 async def _identify_workspace(
-    conn: AsyncConnection, raw: RawPostback, query: Tree, replay: Replay | None, trace: Trace
+    conn: AsyncConnection,
+    raw: RawPostback,
+    query: Tree,
+    replay: Replay | None,
+    trace: Trace,
+    reads: SetupReads,
 ) -> tuple[str, str]:
     """(workspace id, its currency), from the token, else from the custom tracking domain."""
     token = query.get("token")
@@ -210,7 +243,7 @@ async def _identify_workspace(
         row = (await conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id})).first()
     elif isinstance(token, str) and token:
         trace.secrets.append(token)
-        row = (await conn.execute(_WORKSPACE_BY_TOKEN, {"token": token})).first()
+        row = await reads.get(("token", token), lambda: _workspace_by_token(conn, token))
         if row is None:
             raise Rejected("unknown token", http_status=401)
     else:
@@ -233,6 +266,7 @@ async def _choose_merchant(
     query: Tree,
     payload: Tree,
     trace: Trace,
+    reads: SetupReads,
 ) -> tuple[Merchant, Attribution | None]:
     """The merchant named in the URL, else the matched click's campaign's, else generic; and
     the click the generic click id names, when it was looked up for that.
@@ -244,7 +278,10 @@ async def _choose_merchant(
         query.get("merchant") if isinstance(query.get("merchant"), str) else None
     )
     if key:
-        merchant = await load_merchant(conn, workspace_id, key=str(key))
+        merchant = await reads.get(
+            ("merchant key", workspace_id, str(key)),
+            lambda: load_merchant(conn, workspace_id, key=str(key)),
+        )
         if merchant is None:
             trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
             raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
@@ -254,11 +291,18 @@ async def _choose_merchant(
     if click_id:
         looked_up, merchant_id = await find_click_and_merchant(conn, workspace_id, click_id)
         if merchant_id:
-            found = await load_merchant(conn, workspace_id, merchant_id=merchant_id)
+            found = await reads.get(
+                ("merchant", workspace_id, merchant_id),
+                lambda: load_merchant(conn, workspace_id, merchant_id=merchant_id),
+            )
             if found is not None:
                 return found, looked_up
     trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
     return GENERIC, looked_up
+
+
+async def _workspace_by_token(conn: AsyncConnection, token: str) -> Row[str, str, str] | None:
+    return (await conn.execute(_WORKSPACE_BY_TOKEN, {"token": token})).first()
 
 
 def _ignored_reason(fields: Fields) -> str:

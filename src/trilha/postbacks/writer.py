@@ -18,11 +18,12 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from trilha.db.driver import Cursor, as_async, driver_cursor, run_blocking
 from trilha.errors import StorageUnavailable
-from trilha.group_commit import BlockingWriter, GroupCommit, as_async, run_blocking
+from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.postbacks.outcome import Result
 from trilha.postbacks.raw import RawPostback
-from trilha.postbacks.receive import receive_postback
+from trilha.postbacks.receive import SetupReads, receive_postback
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +53,31 @@ class PostbackWriter:
 
 async def _commit(sqlite: BlockingWriter, batch: list[RawPostback]) -> list[Result | Exception]:
     def write(conn: Connection) -> list[Result | Exception]:
-        return [_in_savepoint(conn, raw) for raw in batch]
+        reads = SetupReads()
+        return [_in_savepoint(conn, raw, reads) for raw in batch]
 
     return await sqlite.transaction(write)
 
 
-def _in_savepoint(conn: Connection, raw: RawPostback) -> Result | Exception:
+def _in_savepoint(conn: Connection, raw: RawPostback, reads: SetupReads) -> Result | Exception:
+    """One postback in a savepoint of the batch's transaction, taken on the driver's cursor:
+    SQLAlchemy's nested transaction cost as much as two of the postback's statements."""
+    cursor = driver_cursor(conn)
+    cursor.execute("SAVEPOINT postback")
     try:
-        with conn.begin_nested():
-            return run_blocking(receive_postback(as_async(conn), raw))
+        result = run_blocking(receive_postback(as_async(conn), raw, reads=reads))
     except SQLAlchemyError as exc:
+        _roll_back(cursor)
         log.error("postback not stored: %s", type(exc).__name__)
         return StorageUnavailable("the postback could not be stored")
     except Exception as exc:  # a fault in one postback must not sink its batch
+        _roll_back(cursor)
         log.exception("postback failed")
         return exc
+    cursor.execute("RELEASE SAVEPOINT postback")
+    return result
+
+
+def _roll_back(cursor: Cursor) -> None:
+    cursor.execute("ROLLBACK TO SAVEPOINT postback")
+    cursor.execute("RELEASE SAVEPOINT postback")
