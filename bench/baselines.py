@@ -223,11 +223,16 @@ class _Store:
 _store: list[_Store] = []
 
 
+async def _store_lifespan(store: _Store, receive: Receive, send: Send) -> None:
+    """Start the store's writer with the server; the server's lifespan protocol."""
+    _writer.add(asyncio.create_task(store.run()))
+    await _lifespan(receive, send)
+
+
 async def sqlite_store_app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
         _store.append(_Store(os.environ["BENCH_SQLITE_DB"]))
-        _writer.add(asyncio.create_task(_store[0].run()))
-        await _lifespan(receive, send)
+        await _store_lifespan(_store[0], receive, send)
         return
     user_agent = next((v.decode() for k, v in scope["headers"] if k == b"user-agent"), "")
     location = await _store[0].record(
@@ -348,8 +353,7 @@ _postbacks: list[_PostbackStore] = []
 async def postback_store_app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
         _postbacks.append(_PostbackStore(os.environ["BENCH_SQLITE_DB"]))
-        _writer.add(asyncio.create_task(_postbacks[0].run()))
-        await _lifespan(receive, send)
+        await _store_lifespan(_postbacks[0], receive, send)
         return
     headers = json.dumps([[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]])
     answer = await _postbacks[0].record(scope["query_string"].decode(), headers, scope["client"][0])

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import JSON, Connection, CursorResult, Dialect, Executable, Table, text
+from sqlalchemy import JSON, Connection, CursorResult, Dialect, Executable, Table, TextClause, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -144,7 +144,7 @@ async def fetch_one(conn: AsyncConnection, sql: str, parameters: Mapping[str, An
         cursor = driver_cursor(conn.sync)
         cursor.execute(driver_sql(sql, conn.dialect.paramstyle), parameters)
         return cursor.fetchone()
-    row = (await conn.execute(text(sql), dict(parameters))).first()
+    row = (await conn.execute(_text(sql), dict(parameters))).first()
     return None if row is None else tuple(row)
 
 
@@ -153,7 +153,7 @@ async def execute(conn: AsyncConnection, sql: str, parameters: Mapping[str, Any]
     if isinstance(conn, BlockingConnection):
         driver_cursor(conn.sync).execute(driver_sql(sql, conn.dialect.paramstyle), parameters)
     else:
-        await conn.execute(text(sql), dict(parameters))
+        await conn.execute(_text(sql), dict(parameters))
 
 
 async def insert_row(
@@ -169,6 +169,12 @@ async def insert_row(
         return await fetch_one(conn, sql, values)
     await execute(conn, sql, values)
     return None
+
+
+@lru_cache(maxsize=256)
+def _text(sql: str) -> TextClause:
+    """The statement for SQLAlchemy, parsed once: text() reads every parameter name anew."""
+    return text(sql)
 
 
 @lru_cache(maxsize=64)
