@@ -24,7 +24,8 @@ class Runtime:
     engine: AsyncEngine
     clicks: ClickWriter
     postbacks: PostbackWriter
-    writer: BlockingWriter
+    writer: BlockingWriter  # clicks' (and on SQLite postbacks')
+    postback_writer: BlockingWriter  # the same on SQLite, which has one write lock
     countries: CountryLookup = field(default_factory=CountryLookup)
     _upkeep: asyncio.Task[None] | None = None
 
@@ -32,18 +33,24 @@ class Runtime:
     def from_settings(cls, settings: Settings) -> Runtime:
         engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
         writer = BlockingWriter(engine)
+        postback_writer = writer if is_sqlite(engine) else BlockingWriter(engine)
         return cls(
             settings=settings,
             engine=engine,
             clicks=ClickWriter(writer),
-            # On PostgreSQL postbacks keep a transaction each (see trilha.postbacks.writer).
-            postbacks=PostbackWriter(engine, writer if is_sqlite(engine) else None),
+            postbacks=PostbackWriter(postback_writer),
             writer=writer,
+            postback_writer=postback_writer,
             countries=CountryLookup(settings.geoip_database),
         )
 
+    @property
+    def _writers(self) -> list[BlockingWriter]:
+        return list(dict.fromkeys((self.writer, self.postback_writer)))
+
     def start(self) -> None:
-        self.writer.start()
+        for writer in self._writers:
+            writer.start()
         self.clicks.start()
         self.postbacks.start()
         retention = timedelta(days=self.settings.postback_log_retention_days)
@@ -55,6 +62,7 @@ class Runtime:
             await asyncio.gather(self._upkeep, return_exceptions=True)
         await self.clicks.stop()
         await self.postbacks.stop()
-        await self.writer.stop()
+        for writer in self._writers:
+            await writer.stop()
         self.countries.close()
         await self.engine.dispose()

@@ -1,12 +1,14 @@
 """Where a postback's transaction runs.
 
-On SQLite, postbacks are stored by group commit (see trilha.group_commit) in the file's one
-writer thread, each in a savepoint of its own: a postback that fails rolls back alone, and the
-others of its batch still commit. Each request is answered only after the commit that holds it.
+Postbacks are stored by group commit (see trilha.group_commit) in a writer thread, each in a
+savepoint of its own: a postback that fails rolls back alone, and the others of its batch still
+commit. Each request is answered only after the commit that holds it. On SQLite that is the
+file's one writer thread, which clicks use too; on PostgreSQL postbacks have a writer thread and
+connection of their own, so that clicks never wait behind them.
 
-On PostgreSQL each postback has a transaction of its own: batches in two worker processes could
-take the locks of the same dedupe keys in opposite orders, and PostgreSQL already shares WAL
-flushes among the commits that wait at the same time.
+On PostgreSQL, batches in two worker processes could lock the same dedupe keys in opposite
+orders; PostgreSQL then aborts one of the two statements, and that postback alone rolls back to
+its savepoint and is answered 503, for the platform to send again.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from functools import partial
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.driver import Cursor, as_async, driver_cursor, run_blocking
 from trilha.errors import StorageUnavailable
@@ -29,34 +30,28 @@ log = logging.getLogger(__name__)
 
 
 class PostbackWriter:
-    def __init__(self, engine: AsyncEngine, sqlite: BlockingWriter | None) -> None:
-        self._engine = engine
-        self._group: GroupCommit[RawPostback, Result] | None = None
-        if sqlite is not None:
-            self._group = GroupCommit("postback writer", partial(_commit, sqlite))
+    def __init__(self, writer: BlockingWriter) -> None:
+        self._group: GroupCommit[RawPostback, Result] = GroupCommit(
+            "postback writer", partial(_commit, writer)
+        )
 
     def start(self) -> None:
-        if self._group is not None:
-            self._group.start()
+        self._group.start()
 
     async def stop(self) -> None:
-        if self._group is not None:
-            await self._group.stop()
+        await self._group.stop()
 
     async def receive(self, raw: RawPostback) -> Result:
         """Process and store one postback with its log entry; the result once committed."""
-        if self._group is None:
-            async with self._engine.begin() as conn:
-                return await receive_postback(conn, raw)
         return await self._group.submit(raw)
 
 
-async def _commit(sqlite: BlockingWriter, batch: list[RawPostback]) -> list[Result | Exception]:
+async def _commit(writer: BlockingWriter, batch: list[RawPostback]) -> list[Result | Exception]:
     def write(conn: Connection) -> list[Result | Exception]:
         reads = SetupReads()
         return [_in_savepoint(conn, raw, reads) for raw in batch]
 
-    return await sqlite.transaction(write)
+    return await writer.transaction(write)
 
 
 def _in_savepoint(conn: Connection, raw: RawPostback, reads: SetupReads) -> Result | Exception:
