@@ -11,7 +11,7 @@ from trilha.clicks import ClickRequest, build_click, offer_url, record_clicks
 from trilha.db.driver import driver_cursor
 from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.ids import mint_click_id
-from trilha.links import Fallback, Link, resolve_links
+from trilha.links import Fallback, Link, resolve_link_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def _targets(
     for request in requests:
         key = (request.host, request.slug)
         if key not in targets:
-            targets[key] = resolve_links(cursor, paramstyle, request.host, request.slug)
+            targets[key] = resolve_link_on(cursor, paramstyle, request.host, request.slug)
     return targets
 
 

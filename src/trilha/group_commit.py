@@ -10,7 +10,7 @@ on SQLite aiosqlite would hand every statement to its thread and back three or f
 on PostgreSQL SQLAlchemy's async layer switches greenlets around every statement; those costs
 come close to the batch's own SQL (see docs/performance.md). On SQLite, click and postback
 batches queue behind each other there, which is what SQLite's single write lock would make them
-do anyway.
+do anyway; on PostgreSQL postbacks have a writer of their own.
 """
 
 from __future__ import annotations
@@ -98,9 +98,9 @@ class GroupCommit(Generic[J, R]):
 
 
 class BlockingWriter:
-    """The one thread that runs write batches, on a blocking connection; on SQLite also the
-    background checkpoints (automatic ones are off, see db.engine: they would run inside a
-    commit)."""
+    """A thread that runs write batches one after the other, on one blocking connection it
+    keeps; on SQLite also the background checkpoints (automatic ones are off, see db.engine:
+    they would run inside a commit)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine

@@ -67,7 +67,7 @@ async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link |
     return link_from_row(tuple(row), slug)
 
 
-def resolve_links(cursor: Cursor, paramstyle: str, host: str, slug: str) -> Link | Fallback:
+def resolve_link_on(cursor: Cursor, paramstyle: str, host: str, slug: str) -> Link | Fallback:
     """resolve_link on a driver cursor, as the click writer's batches run."""
     cursor.execute(driver_sql(LINK_SQL, paramstyle), {"host": host, "slug": slug})
     return link_from_row(cursor.fetchone(), slug)
