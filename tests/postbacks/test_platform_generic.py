@@ -22,6 +22,7 @@ from tests.postbacks.shop import (
 )
 from tests.postbacks.test_platform_hotmart import HOTTOK, purchase
 from trilha.db.schema import conversions
+from trilha.postbacks.mapping import NO_NET_VALUE
 
 CLICK_ID_ALIASES = [
     "click_id",
@@ -91,6 +92,22 @@ async def test_every_value_alias_gives_the_value(
     await client.get("/pb", params={**shop.token, "click_id": shop.click_id, alias: "1.049,90"})
 
     assert (await only_conversion(db))["value_minor"] == 104990
+
+
+async def test_a_net_merchant_counts_the_gross_when_there_is_no_net_and_logs_that_it_did(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_generic(client, db, value_choice="net")
+
+    sale = {**shop.token, "click_id": shop.click_id, "value": "97,00"}
+    await client.get(shop.url, params={**sale, "txid": "T1"})
+    await client.get(shop.url, params={**sale, "txid": "T2", "commission": "29,10"})
+
+    [gross, net] = sorted(await fetch_all(db, conversions), key=lambda row: row["created_at"])
+    assert (gross["value_minor"], net["value_minor"]) == (9700, 2910)
+    without_net, with_net = await log_entries(db)
+    assert without_net["details"]["value_note"] == NO_NET_VALUE
+    assert "value_note" not in with_net["details"]
 
 
 @pytest.mark.parametrize("alias", CURRENCY_ALIASES)

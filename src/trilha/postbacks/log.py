@@ -124,17 +124,21 @@ async def write_log(
             "status": fields.status if fields else None,
             "value": str(fields.value) if fields else None,
             "currency": fields.currency if fields else None,
-            "details": {**result.details, **_platform_words(fields)},
+            "details": {**result.details, **_mapping_details(fields)},
             "processing_us": processing_us,
             "replay_of": replay_of,
         },
     )
 
 
-def _platform_words(fields: Any) -> dict[str, str]:
+def _mapping_details(fields: Any) -> dict[str, str]:
     if fields is None:
         return {}
-    words = {"platform_event": fields.platform_event, "platform_status": fields.platform_status}
+    words = {
+        "platform_event": fields.platform_event,
+        "platform_status": fields.platform_status,
+        "value_note": fields.value_note,
+    }
     return {k: v for k, v in words.items() if v}
 
 

@@ -69,6 +69,11 @@ class Fields:
     txid: str | None
     platform_event: str | None
     platform_status: str | None
+    # Set when the merchant counts the net value but the postback gave only the gross one.
+    value_note: str | None = None
+
+
+NO_NET_VALUE = "the merchant counts the net value, but the postback has none: the gross was counted"
 
 
 def read_field(merchant: Merchant, payload: Tree, name: str) -> str | None:
@@ -99,12 +104,20 @@ def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]
         raise MappingError("the transaction id is longer than 200 characters")
     currency = read_field(merchant, payload, "currency")
     try:
-        value = _value(merchant, payload)
+        value, value_note = _value(merchant, payload)
         currency = check_currency(currency) if currency else merchant.preset.currency
     except AmountError as exc:
         raise MappingError(str(exc)) from None
     return Fields(
-        click_id, event_type, status, value, currency, txid, platform_event, platform_status
+        click_id,
+        event_type,
+        status,
+        value,
+        currency,
+        txid,
+        platform_event,
+        platform_status,
+        value_note,
     )
 
 
@@ -124,14 +137,17 @@ def classify(merchant: Merchant, event: str | None, status: str | None) -> tuple
     return event_type, mapped
 
 
-def _value(merchant: Merchant, payload: Tree) -> Decimal:
+def _value(merchant: Merchant, payload: Tree) -> tuple[Decimal, str | None]:
+    """The value to count, and a note when it is the gross one of a merchant that counts net."""
     unit = merchant.value_unit or merchant.preset.value_unit
-    raw = None
+    raw = note = None
     if merchant.value_choice == "net":
         raw = read_field(merchant, payload, "net_value")
     if raw is None:
         raw = read_field(merchant, payload, "value")
-    return Decimal(0) if raw is None else parse_amount(raw, unit)
+        if raw is not None and merchant.value_choice == "net":
+            note = NO_NET_VALUE
+    return (Decimal(0) if raw is None else parse_amount(raw, unit)), note
 
 
 def rule_from_json(item: Mapping[str, Any]) -> Rule:
