@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from trilha.clicks import ClickRequest, build_click, offer_url, record_clicks
-from trilha.db.driver import driver_cursor
+from trilha.db.driver import as_async, run_blocking
 from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.ids import mint_click_id
-from trilha.links import Fallback, Link, resolve_link_on
+from trilha.links import Fallback, Link, resolve_link
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +51,12 @@ def _targets(
 ) -> dict[tuple[str, str], Link | Fallback]:
     """The link behind each distinct host and slug of the batch, read in its transaction, so
     that a campaign edit applies to the very next click."""
-    cursor = driver_cursor(conn)
-    paramstyle = conn.dialect.paramstyle
     targets: dict[tuple[str, str], Link | Fallback] = {}
     for request in requests:
         key = (request.host, request.slug)
         if key not in targets:
-            targets[key] = resolve_link_on(cursor, paramstyle, request.host, request.slug)
+            link = resolve_link(as_async(conn), host=request.host, slug=request.slug)
+            targets[key] = run_blocking(link)
     return targets
 
 

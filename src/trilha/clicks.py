@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Connection, Dialect, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.driver import Cursor, driver_cursor, driver_sql
+from trilha.db.driver import Cursor, bind_processors, driver_cursor, driver_sql
 from trilha.db.schema import DIMENSIONS, clicks
 from trilha.errors import NotFound
 from trilha.ids import mint_click_id
@@ -210,13 +210,12 @@ class _Required:
 @lru_cache
 def _required(dialect: Dialect) -> _Required:
     conversions = []
-    for column in clicks.columns:
-        convert = column.type.dialect_impl(dialect).bind_processor(dialect)
+    for name, convert in bind_processors(clicks, dialect).items():
         if convert is None:
             continue
-        if column.name in _OPTIONAL_COLUMNS:
-            raise TypeError(f"optional click column {column.name} must need no conversion")
-        conversions.append((_REQUIRED_COLUMNS.index(column.name), convert))
+        if name in _OPTIONAL_COLUMNS:
+            raise TypeError(f"optional click column {name} must need no conversion")
+        conversions.append((_REQUIRED_COLUMNS.index(name), convert))
     return _Required(itemgetter(*_REQUIRED_COLUMNS), tuple(conversions))
 
 
@@ -302,7 +301,9 @@ def _recent_visitors(
     by_campaign: dict[str, set[str]] = {}
     for link, request in batch:
         by_campaign.setdefault(link.campaign_id, set()).add(request.visitor.key)
-    since = _bind_time(dialect)(min(request.now for _, request in batch) - UNIQUE_WINDOW)
+    since: Any = min(request.now for _, request in batch) - UNIQUE_WINDOW
+    if (convert := bind_processors(clicks, dialect)["created_at"]) is not None:
+        since = convert(since)
     sql = driver_sql(_RECENT_VISITORS_SQL.format(keys=_KEYS[dialect.name]), dialect.paramstyle)
     seen: set[tuple[str, str]] = set()
     for campaign_id, keys in by_campaign.items():
@@ -310,13 +311,6 @@ def _recent_visitors(
         cursor.execute(sql, parameters)
         seen.update((campaign_id, key) for (key,) in cursor.fetchall())
     return seen
-
-
-@lru_cache
-def _bind_time(dialect: Dialect) -> Callable[[datetime], Any]:
-    """A time as the created_at column stores it on this driver."""
-    convert = clicks.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
-    return convert or (lambda value: value)
 
 
 @dataclass(frozen=True, slots=True)

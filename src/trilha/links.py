@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.driver import Cursor, driver_sql
+from trilha.db.driver import fetch_one
 from trilha.db.schema import DIMENSIONS
 
 DEFAULT_HOST = ""
@@ -58,19 +57,11 @@ LEFT JOIN campaigns AS c ON c.host = COALESCE(d.host, '') AND c.slug = asked.slu
 LEFT JOIN workspaces AS w ON w.id = c.workspace_id
 LEFT JOIN traffic_sources AS s ON s.id = c.source_id
 """
-_LINK = text(LINK_SQL)
 
 
 async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link | Fallback:
     """Find the campaign behind ``host/r/slug``; custom domains have their own slugs."""
-    row = (await conn.execute(_LINK, {"host": host, "slug": slug})).one()
-    return link_from_row(tuple(row), slug)
-
-
-def resolve_link_on(cursor: Cursor, paramstyle: str, host: str, slug: str) -> Link | Fallback:
-    """resolve_link on a driver cursor, as the click writer's batches run."""
-    cursor.execute(driver_sql(LINK_SQL, paramstyle), {"host": host, "slug": slug})
-    return link_from_row(cursor.fetchone(), slug)
+    return link_from_row(await fetch_one(conn, LINK_SQL, {"host": host, "slug": slug}), slug)
 
 
 @lru_cache(maxsize=256)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
@@ -162,8 +162,11 @@ async def insert_row(
     """INSERT ``row`` into ``table``, naming the columns it has. ``returning`` may add an
     ``ON CONFLICT`` clause and must then end in a ``RETURNING`` list, whose first row (or None)
     is returned."""
-    processors = _processors(table, conn.dialect)
-    values = {name: processors[name](value) for name, value in row.items()}
+    processors = bind_processors(table, conn.dialect)
+    values = {
+        name: value if (convert := processors[name]) is None else convert(value)
+        for name, value in row.items()
+    }
     sql = _insert_sql(table, tuple(row), returning)
     if returning:
         return await fetch_one(conn, sql, values)
@@ -185,21 +188,17 @@ def _insert_sql(table: Table, names: tuple[str, ...], suffix: str) -> str:
 
 
 @lru_cache(maxsize=32)
-def _processors(table: Table, dialect: Dialect) -> dict[str, Any]:
-    """Each column's conversion of a Python value into what the driver is given."""
-    processors = {}
+def bind_processors(table: Table, dialect: Dialect) -> dict[str, Callable[[Any], Any] | None]:
+    """Each column's conversion of a Python value into what the driver is given (None: the
+    value as it is)."""
+    processors: dict[str, Callable[[Any], Any] | None] = {}
     for column in table.columns:
         if isinstance(column.type, JSON):
             processors[column.name] = _json  # text, which both databases take for JSON
-            continue
-        convert = column.type.dialect_impl(dialect).bind_processor(dialect)
-        processors[column.name] = convert or _same
+        else:
+            processors[column.name] = column.type.dialect_impl(dialect).bind_processor(dialect)
     return processors
 
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
-
-
-def _same(value: T) -> T:
-    return value
