@@ -88,6 +88,13 @@ async def test_the_mapping_is_edited_without_redeploy(
 
     await expect(page.locator("#error-ip_allowlist")).to_contain_text("não é um IP")
     await page.fill("#field-ip_allowlist", "203.0.113.7\n198.51.100.0/24")
+    # "²" passes str.isdigit() but is no number: a clear error, not a 500.
+    await page.eval_on_selector(
+        "#field-dedupe_window_minutes", "field => { field.type = 'text'; field.value = '²'; }"
+    )
+    await page.click("#merchant-submit")
+    await expect(page.locator("#error-dedupe_window_minutes")).to_be_visible()
+    await page.fill("#field-dedupe_window_minutes", "60")
     await page.check("#field-clear_secret")
     await page.click("#merchant-submit")
 

@@ -3,9 +3,11 @@ request with its secrets masked, and replaying what failed after fixing the mapp
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.async_api import Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -22,6 +24,7 @@ from tests.dashboard.sales import (
 from tests.factories import fetch_all
 from trilha.db.schema import conversions, postback_log
 from trilha.web.dashboard import postback_log as log_pages
+from trilha.web.dashboard.pages import FLASH_COOKIE
 
 pytestmark = BROWSER
 
@@ -116,3 +119,36 @@ async def test_the_log_is_filtered_and_paged_newest_first(
     await page.select_option("#filter-outcome", "invalid")
     await page.click("#filter-submit")
     await expect(page.locator(".empty-state")).to_contain_text("Nada encontrado")
+
+
+async def test_an_entry_whose_json_escapes_are_no_text_shows_the_body_as_received(
+    page: Page, owner: Account, live_server: str
+) -> None:
+    body = '{"click_id": "abc", "txid": "\\ud800"}'
+    async with httpx.AsyncClient() as client:
+        response = await client.post(
+            f"{live_server}/pb",
+            params={"token": owner.workspace.postback_token},
+            content=body,
+            headers={"content-type": "application/json"},
+        )
+    assert response.status_code == 400
+    entry_id = response.json()["postback_id"]
+
+    await page.goto(f"/w/{owner.workspace.id}/postbacks/{entry_id}")
+
+    await expect(page.locator("h2 .badge")).to_have_text("Inválido")
+    await expect(page.locator("#request-text")).to_contain_text(body)
+
+
+async def test_a_flash_message_that_is_no_text_is_dropped(
+    page: Page, owner: Account, live_server: str
+) -> None:
+    flash = base64.urlsafe_b64encode(b'{"kind": "ok", "text": "\\ud800"}').decode()
+    await page.context.add_cookies([{"name": FLASH_COOKIE, "value": flash, "url": live_server}])
+
+    response = await page.goto(f"/w/{owner.workspace.id}/campaigns")
+
+    assert response is not None
+    assert response.status == 200
+    await expect(page.locator("#flash")).to_have_count(0)

@@ -173,6 +173,22 @@ async def test_a_field_path_set_by_the_user_is_read_before_the_presets(
     assert (conversion["click_id"], conversion["value_minor"]) == (shop.click_id, 6130)
 
 
+async def test_a_field_path_with_a_digit_that_is_no_index_reads_nothing(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    # "²" is a digit to str.isdigit() but no list index: the path finds no value, not a 500.
+    shop = await open_generic(client, db, field_paths={"value": "comissoes.²"})
+
+    response = await client.post(
+        shop.url,
+        params=shop.token,
+        json={"click_id": shop.click_id, "comissoes": ["61.30"], "payout": "100", "txid": "N-3"},
+    )
+
+    assert response.json()["status"] == "created"
+    assert (await only_conversion(db))["value_minor"] == 10000
+
+
 async def test_the_users_rules_come_before_the_presets_words(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:

@@ -258,6 +258,14 @@ async def test_a_wrong_token_never_echoes_the_token(
             "more than 1000 fields",
         ),
         (b"click_id=a&click_id=b", "application/x-www-form-urlencoded", "more than once"),
+        (b'{"click_id": "a", "click_id": "b"}', "application/json", "more than once"),
+        (b'{"click_id": "\\ud800"}', "application/json", "lone UTF-16 surrogate"),
+        (b'{"x": [{"\\udfff": "1"}]}', "application/json", "lone UTF-16 surrogate"),
+        (
+            b'--b\r\nContent-Disposition: form-data; name="click_id"\r\n\r\n+2AA-\r\n--b--\r\n',
+            "multipart/form-data; boundary=b; charset=utf-7",
+            "lone UTF-16 surrogate",
+        ),
         (b"<xml/>", "application/xml", "unsupported content type"),
     ],
 )

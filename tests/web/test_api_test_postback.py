@@ -139,6 +139,26 @@ async def test_it_speaks_the_merchants_own_rules(
     assert '"event":"PURCHASE_OUT_OF_SHOPPING_CART"' in answer["request"]["body"].replace(" ", "")
 
 
+async def test_a_rule_whose_status_code_is_no_number_is_sent_as_text(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    # Perfect Pay's status is a number; "²" passes str.isdigit() but int() refuses it.
+    owner, workspace = await make_owner(db)
+    rule = {"when_status": "²", "event_type": "LEAD", "status": "approved"}
+    merchant = await create_merchant(
+        client, owner, workspace, key="pp", preset="perfectpay", rules=[rule]
+    )
+    _, click_id = await click(client, db, workspace)
+
+    response = await send_test(
+        client, owner, workspace, merchant, click_id=click_id, event_type="lead", value="0"
+    )
+
+    answer = response.json()
+    assert (answer["outcome"], answer["event_type"]) == ("created", "LEAD")
+    assert '"sale_status_enum":"²"' in answer["request"]["body"].replace(" ", "")
+
+
 async def test_it_refuses_a_sale_the_mapping_cannot_give(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:

@@ -63,14 +63,19 @@ async def _multipart_pairs(body: bytes, content_type: str) -> list[tuple[str, st
         raise PayloadError(f"malformed multipart body: {exc}") from None
     pairs = [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
     await form.close()
+    for name, value in pairs:  # a part's charset (UTF-7, say) can decode to lone surrogates
+        _check_text(name)
+        _check_text(value)
     return pairs
 
 
 def parse_json(text: str) -> Tree:
     try:
-        value = json.loads(text, parse_float=str, parse_int=str)
+        value = json.loads(text, parse_float=str, parse_int=str, object_pairs_hook=_object)
     except RecursionError:
         raise PayloadError("the JSON is nested too deeply") from None
+    except PayloadError:
+        raise
     except json.JSONDecodeError as exc:
         raise PayloadError(f"malformed JSON: {exc.msg} at position {exc.pos}") from None
     except ValueError as exc:  # e.g. an integer with too many digits
@@ -83,11 +88,28 @@ def parse_json(text: str) -> Tree:
     return value
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a name sent twice is an error, as a form field sent twice is."""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise PayloadError(f"the field {name[:60]!r} is sent more than once")
+            seen.add(name)
+    return found
+
+
 def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
     if depth > MAX_DEPTH:
         raise PayloadError(f"the JSON is nested deeper than {MAX_DEPTH} levels")
     children: Sequence[object]
+    if isinstance(value, str):
+        _check_text(value)
+        return
     if isinstance(value, dict):
+        for name in value:
+            _check_text(name)
         children = list(value.values())
     elif isinstance(value, list):
         children = value
@@ -98,6 +120,19 @@ def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
         raise PayloadError(f"the body has more than {MAX_FIELDS} fields")
     for child in children:
         _check_shape(child, depth=depth + 1, budget=budget)
+
+
+def _check_text(text: str) -> None:
+    """JSON's "\\ud800" escape, or a multipart part's charset, can give a string that is not
+    text (a lone UTF-16 surrogate): no database can store it, so the request is invalid."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise PayloadError(
+                "a field holds a lone UTF-16 surrogate (an escape such as \\ud800), which is not"
+                " text"
+            ) from None
 
 
 def parse_form(text: str) -> list[tuple[str, str]]:
@@ -159,7 +194,7 @@ def get_path(tree: Tree, path: str) -> Any:
     for part in _path_parts(path):
         if isinstance(node, dict):
             node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        elif isinstance(node, list) and part.isascii() and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
             return None

@@ -35,7 +35,7 @@ def build(sale: Sale) -> SampleRequest:
             "sale_amount": float(sale.value),
             "commission_amount": float(net(sale.value)),
             "currency_enum_key": sale.currency,
-            "sale_status_enum": int(code) if code.isdigit() else code,
+            "sale_status_enum": int(code) if code.isascii() and code.isdigit() else code,
             "sale_status_enum_key": KEYS.get(code),
             "payment_type_enum_key": "credit_card",
             "date_created": local_time(sale.sent_at),

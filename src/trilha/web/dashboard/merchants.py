@@ -160,7 +160,7 @@ def _changes(values: dict[str, Any]) -> dict[str, Any]:
     return {
         **{name: values[name] for name in SETTINGS},
         "value_unit": values["value_unit"] or None,
-        "dedupe_window_minutes": int(window) if window.isdigit() else window,
+        "dedupe_window_minutes": int(window) if window.isascii() and window.isdigit() else window,
         "ip_allowlist": [
             line.strip() for line in values["ip_allowlist"].splitlines() if line.strip()
         ],

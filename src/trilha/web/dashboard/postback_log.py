@@ -103,10 +103,14 @@ def request_text(entry: dict[str, Any]) -> str:
 
 
 def pretty_body(body: str) -> str:
+    """A JSON body indented; as stored when it is no JSON, or when its escapes decode to no
+    text (a lone surrogate such as \\ud800, which the page could not be encoded with)."""
     try:
-        return json.dumps(json.loads(body), indent=2, ensure_ascii=False)
-    except ValueError:
+        pretty = json.dumps(json.loads(body), indent=2, ensure_ascii=False)
+        pretty.encode()
+    except ValueError:  # UnicodeEncodeError is one
         return body
+    return pretty
 
 
 def _replayed(entry_id: str, result: Result) -> dict[str, Any]:

@@ -88,11 +88,14 @@ def _read_flash(request: Request) -> dict[str, str] | None:
         return None
     try:
         value = json.loads(base64.urlsafe_b64decode(raw.encode()))
-    except (ValueError, binascii.Error):
+        if not isinstance(value, dict):
+            return None
+        flash = {"kind": str(value.get("kind", "")), "text": str(value.get("text", ""))}
+        for text in flash.values():
+            text.encode()  # a lone surrogate escape gives no text a page can hold
+    except (ValueError, binascii.Error):  # UnicodeEncodeError is a ValueError
         return None
-    if not isinstance(value, dict):
-        return None
-    return {"kind": str(value.get("kind", "")), "text": str(value.get("text", ""))}
+    return flash
 
 
 def _set_cookie(page: Page, response: Response, name: str, value: str, max_age: int | None) -> None:
