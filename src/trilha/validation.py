@@ -15,6 +15,25 @@ EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+")
 MIN_PASSWORD = 10
 MAX_URL = 4096
 TIMEZONES = frozenset(available_timezones())
+NOT_TEXT = "a string holds a lone UTF-16 surrogate (an escape such as \\ud800), which is not text"
+
+
+def is_text(value: object) -> bool:
+    """False when a string in ``value`` (a JSON value: names and items too) cannot be UTF-8:
+    JSON's ``\\ud800`` escape decodes to such a string, which no database can store."""
+    if isinstance(value, str):
+        if value.isascii():
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(is_text(name) and is_text(item) for name, item in value.items())
+    if isinstance(value, list):
+        return all(is_text(item) for item in value)
+    return True
 
 
 def require_text(value: str, field: str, *, max_length: int = 200) -> str:

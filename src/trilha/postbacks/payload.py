@@ -16,6 +16,8 @@ from urllib.parse import parse_qsl
 from starlette.datastructures import Headers
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from trilha.validation import NOT_TEXT, is_text
+
 MAX_FIELDS = 1000
 MAX_DEPTH = 16
 PATH_CACHE_SIZE = 1024
@@ -63,9 +65,8 @@ async def _multipart_pairs(body: bytes, content_type: str) -> list[tuple[str, st
         raise PayloadError(f"malformed multipart body: {exc}") from None
     pairs = [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
     await form.close()
-    for name, value in pairs:  # a part's charset (UTF-7, say) can decode to lone surrogates
-        _check_text(name)
-        _check_text(value)
+    if not all(is_text(name) and is_text(value) for name, value in pairs):
+        raise PayloadError(NOT_TEXT)  # a part's charset (UTF-7, say) gave a lone surrogate
     return pairs
 
 
@@ -81,6 +82,8 @@ def parse_json(text: str) -> Tree:
     except ValueError as exc:  # e.g. an integer with too many digits
         raise PayloadError(f"malformed JSON: {exc}") from None
     _check_shape(value, depth=0, budget=[MAX_FIELDS])
+    if not is_text(value):
+        raise PayloadError(NOT_TEXT)
     if isinstance(value, list):
         return {"items": value}
     if not isinstance(value, dict):
@@ -104,12 +107,7 @@ def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
     if depth > MAX_DEPTH:
         raise PayloadError(f"the JSON is nested deeper than {MAX_DEPTH} levels")
     children: Sequence[object]
-    if isinstance(value, str):
-        _check_text(value)
-        return
     if isinstance(value, dict):
-        for name in value:
-            _check_text(name)
         children = list(value.values())
     elif isinstance(value, list):
         children = value
@@ -120,19 +118,6 @@ def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
         raise PayloadError(f"the body has more than {MAX_FIELDS} fields")
     for child in children:
         _check_shape(child, depth=depth + 1, budget=budget)
-
-
-def _check_text(text: str) -> None:
-    """JSON's "\\ud800" escape, or a multipart part's charset, can give a string that is not
-    text (a lone UTF-16 surrogate): no database can store it, so the request is invalid."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise PayloadError(
-                "a field holds a lone UTF-16 surrogate (an escape such as \\ud800), which is not"
-                " text"
-            ) from None
 
 
 def parse_form(text: str) -> list[tuple[str, str]]:

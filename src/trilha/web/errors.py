@@ -24,6 +24,9 @@ async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)  # noqa: S101 -- registered for it only
     errors: dict[str, str] = {}
     for error in exc.errors():
+        if error["type"] == "json_invalid":  # its location is a position in the body
+            errors.setdefault("body", f"not valid JSON: {error['ctx']['error']}")
+            continue
         location = [str(part) for part in error["loc"] if part not in ("body", "query", "path")]
         errors.setdefault(".".join(location) or "body", error["msg"])
     return JSONResponse({"detail": "invalid input", "errors": errors}, status_code=422)

@@ -8,10 +8,13 @@ from datetime import UTC, datetime
 from fastapi import APIRouter
 
 from trilha import accounts
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, ApiKeyCreated, ApiKeyIn, ApiKeyOut
 from trilha.web.auth import ApiUser, Db
 
-router = APIRouter(prefix="/api-keys", tags=["api keys"], responses=AUTH_ERRORS)
+router = APIRouter(
+    route_class=ApiRoute, prefix="/api-keys", tags=["api keys"], responses=AUTH_ERRORS
+)
 
 
 @router.get("", summary="List your API keys, revoked ones included")

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from trilha import campaigns
 from trilha.web.api.dependencies import AppSettings, InWorkspace
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import (
     AUTH_ERRORS,
     CONFLICT,
@@ -20,6 +21,7 @@ from trilha.web.auth import Db
 from trilha.workspaces import Role
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}/campaigns",
     tags=["campaigns"],
     responses=AUTH_ERRORS | NOT_FOUND,

@@ -8,10 +8,12 @@ from fastapi import APIRouter, Query
 
 from trilha import clicks
 from trilha.web.api.dependencies import InWorkspace
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, AwareUtcDatetime, ClickOut, ClickPage
 from trilha.web.auth import Db
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}/clicks",
     tags=["clicks"],
     responses=AUTH_ERRORS | NOT_FOUND,

@@ -18,11 +18,13 @@ from trilha.web.api.postback_schemas import (
     ConversionOut,
     ConversionPage,
 )
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, AwareUtcDatetime
 from trilha.web.auth import Db
 from trilha.workspaces import Role
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}",
     tags=["conversions"],
     responses=AUTH_ERRORS | NOT_FOUND,

@@ -9,11 +9,13 @@ from fastapi import APIRouter
 from trilha import event_types
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.postback_schemas import EventTypeIn, EventTypeOut, EventTypePatch
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, CONFLICT, NOT_FOUND
 from trilha.web.auth import Db
 from trilha.workspaces import Role
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}/event-types",
     tags=["event types"],
     responses=AUTH_ERRORS | NOT_FOUND,

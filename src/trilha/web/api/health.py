@@ -7,9 +7,10 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import HealthOut
 
-router = APIRouter(tags=["health"])
+router = APIRouter(route_class=ApiRoute, tags=["health"])
 
 
 @router.get(

@@ -10,10 +10,11 @@ from trilha.clicks import preview_offer_url
 from trilha.macros import BUILTIN_MACROS
 from trilha.validation import require_http_url
 from trilha.web.api.dependencies import InWorkspace
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, MacroOut, PreviewIn, PreviewOut
 from trilha.web.auth import ApiUser
 
-router = APIRouter(tags=["macros"], responses=AUTH_ERRORS)
+router = APIRouter(route_class=ApiRoute, tags=["macros"], responses=AUTH_ERRORS)
 
 
 @router.get("/macros", summary="List the built-in macros")

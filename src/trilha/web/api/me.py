@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from trilha import accounts
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, UserOut, UserPatch
 from trilha.web.auth import ApiUser, Db
 
-router = APIRouter(prefix="/me", tags=["me"], responses=AUTH_ERRORS)
+router = APIRouter(route_class=ApiRoute, prefix="/me", tags=["me"], responses=AUTH_ERRORS)
 
 
 @router.get("", summary="Who is calling")

@@ -19,11 +19,13 @@ from trilha.web.api.postback_schemas import (
     TrialIn,
     TrialOut,
 )
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, CONFLICT, NOT_FOUND
 from trilha.web.auth import Db
 from trilha.workspaces import Role
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}/merchants",
     tags=["merchants"],
     responses=AUTH_ERRORS | NOT_FOUND,

@@ -19,11 +19,13 @@ from trilha.web.api.postback_schemas import (
     ReplayIn,
     ReplayOut,
 )
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, AwareUtcDatetime
 from trilha.web.auth import Db
 from trilha.workspaces import Role
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}/postbacks",
     tags=["postback log"],
     responses=AUTH_ERRORS | NOT_FOUND,

@@ -6,10 +6,11 @@ from fastapi import APIRouter
 
 from trilha.postbacks.presets import PRESETS
 from trilha.web.api.postback_schemas import PresetOut
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS
 from trilha.web.auth import ApiUser
 
-router = APIRouter(tags=["merchants"], responses=AUTH_ERRORS)
+router = APIRouter(route_class=ApiRoute, tags=["merchants"], responses=AUTH_ERRORS)
 
 
 @router.get("/presets", summary="List the sales-platform presets merchants start from")

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from trilha import campaigns
 from trilha.web.api.dependencies import InWorkspace
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import (
     AUTH_ERRORS,
     CONFLICT,
@@ -21,6 +22,7 @@ from trilha.web.auth import Db
 from trilha.workspaces import Role
 
 router = APIRouter(
+    route_class=ApiRoute,
     prefix="/workspaces/{workspace_id}/sources",
     tags=["traffic sources"],
     responses=AUTH_ERRORS | NOT_FOUND,

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from trilha import workspaces
 from trilha.web.api.dependencies import AppSettings, InWorkspace
+from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import (
     AUTH_ERRORS,
     NOT_FOUND,
@@ -19,7 +20,9 @@ from trilha.web.api.schemas import (
 from trilha.web.auth import ApiUser, Db
 from trilha.workspaces import Membership, Role
 
-router = APIRouter(prefix="/workspaces", tags=["workspaces"], responses=AUTH_ERRORS)
+router = APIRouter(
+    route_class=ApiRoute, prefix="/workspaces", tags=["workspaces"], responses=AUTH_ERRORS
+)
 ONE = "/{workspace_id}"
 
 

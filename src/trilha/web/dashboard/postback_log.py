@@ -17,6 +17,7 @@ from trilha.errors import InvalidInput, NotFound
 from trilha.postbacks.log import LogFilter, get_log_entry, list_log
 from trilha.postbacks.outcome import Outcome, Result
 from trilha.postbacks.replay import replay_postbacks, replay_refusal
+from trilha.validation import is_text
 from trilha.web.auth import Db
 from trilha.web.dashboard.conversions import workspace_names
 from trilha.web.dashboard.pages import InWorkspace, Page, read_form
@@ -104,13 +105,12 @@ def request_text(entry: dict[str, Any]) -> str:
 
 def pretty_body(body: str) -> str:
     """A JSON body indented; as stored when it is no JSON, or when its escapes decode to no
-    text (a lone surrogate such as \\ud800, which the page could not be encoded with)."""
+    text (a lone surrogate, which the page could not be encoded with)."""
     try:
-        pretty = json.dumps(json.loads(body), indent=2, ensure_ascii=False)
-        pretty.encode()
-    except ValueError:  # UnicodeEncodeError is one
+        value = json.loads(body)
+    except ValueError:
         return body
-    return pretty
+    return json.dumps(value, indent=2, ensure_ascii=False) if is_text(value) else body
 
 
 def _replayed(entry_id: str, result: Result) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from fastapi.templating import Jinja2Templates
 
 from trilha import __version__
 from trilha.errors import TrilhaError
+from trilha.validation import is_text
 from trilha.web.auth import SAFE_METHODS
 from trilha.web.dashboard.pages import (
     ANON_CSRF_COOKIE,
@@ -88,14 +89,11 @@ def _read_flash(request: Request) -> dict[str, str] | None:
         return None
     try:
         value = json.loads(base64.urlsafe_b64decode(raw.encode()))
-        if not isinstance(value, dict):
-            return None
-        flash = {"kind": str(value.get("kind", "")), "text": str(value.get("text", ""))}
-        for text in flash.values():
-            text.encode()  # a lone surrogate escape gives no text a page can hold
-    except (ValueError, binascii.Error):  # UnicodeEncodeError is a ValueError
+    except (ValueError, binascii.Error):
         return None
-    return flash
+    if not isinstance(value, dict) or not is_text(value):  # no page can hold a lone surrogate
+        return None
+    return {"kind": str(value.get("kind", "")), "text": str(value.get("text", ""))}
 
 
 def _set_cookie(page: Page, response: Response, name: str, value: str, max_age: int | None) -> None:
