@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 from playwright.async_api import BrowserContext, Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -129,6 +130,33 @@ async def test_a_forged_post_without_the_csrf_token_is_refused(
 
     assert (response.status_code, wrong.status_code) == (403, 403)
     assert "CSRF" in response.text
+    [workspace] = await fetch_all(db, workspaces)
+    assert workspace["name"] == "Loja da Ana"
+
+
+@pytest.mark.parametrize(
+    ("charset", "part"),
+    [("undefined", b"dona@example.com"), ("utf-7", b"+2AA-")],  # no decoder; a lone surrogate
+)
+async def test_a_form_whose_charset_gives_no_text_is_refused_not_failed(
+    db: AsyncEngine,
+    context: BrowserContext,
+    live_server: str,
+    owner: Account,
+    charset: str,
+    part: bytes,
+) -> None:
+    session = await sign_in(db, context, owner.user, live_server)
+    body = b'--b\r\nContent-Disposition: form-data; name="name"\r\n\r\n' + part + b"\r\n--b--\r\n"
+
+    async with httpx.AsyncClient(cookies={SESSION_COOKIE: session}) as client:
+        response = await client.post(
+            f"{live_server}/w/{owner.workspace.id}/settings",
+            content=body,
+            headers={"content-type": f"multipart/form-data; boundary=b; charset={charset}"},
+        )
+
+    assert response.status_code == 422
     [workspace] = await fetch_all(db, workspaces)
     assert workspace["name"] == "Loja da Ana"
 

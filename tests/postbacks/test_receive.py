@@ -266,6 +266,11 @@ async def test_a_wrong_token_never_echoes_the_token(
             "multipart/form-data; boundary=b; charset=utf-7",
             "lone UTF-16 surrogate",
         ),
+        (
+            b'--b\r\nContent-Disposition: form-data; name="click_id"\r\n\r\nabc\r\n--b--\r\n',
+            "multipart/form-data; boundary=b; charset=undefined",
+            "malformed multipart body",
+        ),
         (b"<xml/>", "application/xml", "unsupported content type"),
     ],
 )

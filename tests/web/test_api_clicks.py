@@ -141,6 +141,22 @@ async def test_it_refuses_a_time_without_an_offset(
     assert "timezone" in response.json()["errors"]["since"]
 
 
+@pytest.mark.parametrize(
+    ("name", "value"), [("since", "0001-01-01T00:04:00+04:00"), ("until", "9999-12-31T23:59-23:59")]
+)
+async def test_it_refuses_a_time_that_leaves_the_calendar_in_utc(
+    client: httpx.AsyncClient, db: AsyncEngine, name: str, value: str
+) -> None:
+    owner, workspace = await make_owner(db)
+
+    response = await client.get(
+        clicks_url(workspace.id), params={name: value}, headers=owner.headers
+    )
+
+    assert response.status_code == 422
+    assert "outside the range of dates" in response.json()["errors"][name]
+
+
 @pytest.mark.parametrize("limit", [0, 1001, "many"])
 async def test_it_refuses_a_limit_out_of_range(
     client: httpx.AsyncClient, db: AsyncEngine, limit: int | str

@@ -61,7 +61,7 @@ async def _multipart_pairs(body: bytes, content_type: str) -> list[tuple[str, st
     )
     try:
         form = await parser.parse()
-    except (MultiPartException, UnicodeDecodeError) as exc:
+    except (MultiPartException, UnicodeError) as exc:  # a charset may fail to decode a part
         raise PayloadError(f"malformed multipart body: {exc}") from None
     pairs = [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
     await form.close()

@@ -29,7 +29,12 @@ from trilha.workspaces import Domain, Member, Membership, Role
 
 def as_utc(value: datetime) -> datetime:
     """SQLite hands back naive datetimes; every stored time is UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:04+04:00 is before the first UTC time there is
+        raise ValueError("is outside the range of dates") from None
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]

@@ -15,6 +15,7 @@ from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from trilha.i18n import Translator, negotiate_locale, translator
 from trilha.ids import new_secret
 from trilha.settings import Settings
+from trilha.validation import NOT_TEXT, is_text
 from trilha.web.auth import CSRF_HEADER, SAFE_METHODS, Db, current_session, runtime_of
 from trilha.workspaces import Membership, Role, Workspace, get_membership, list_memberships
 
@@ -73,7 +74,7 @@ async def check_csrf(request: Request, expected: str) -> None:
         return
     sent = request.headers.get(CSRF_HEADER)
     if sent is None:
-        value = (await request.form()).get("csrf_token")
+        value = (await submitted_form(request)).get("csrf_token")
         sent = value if isinstance(value, str) else ""
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
         raise PermissionDenied("missing or wrong CSRF token; reload the page and try again")
@@ -132,7 +133,19 @@ class Form:
 
 
 async def read_form(request: Request) -> Form:
-    return Form(await request.form())
+    return Form(await submitted_form(request))
+
+
+async def submitted_form(request: Request) -> FormData:
+    """The request's form (read once); refused when a part's charset cannot decode it, or
+    decodes it to no text (UTF-7 can give a lone surrogate, which no database can store)."""
+    try:
+        form = await request.form()
+    except UnicodeError:
+        raise InvalidInput({"form": "the form's charset cannot be read"}) from None
+    if not all(is_text(name) and is_text(value) for name, value in form.multi_items()):
+        raise InvalidInput({"form": NOT_TEXT})
+    return form
 
 
 def field_errors(exc: InvalidInput | Conflict) -> dict[str, str]:
