@@ -89,6 +89,22 @@ async def test_it_describes_each_route_with_summary_tags_and_answer(
     assert incomplete == []
 
 
+async def test_a_patch_field_is_nullable_only_where_null_clears_it(
+    client: httpx.AsyncClient,
+) -> None:
+    schemas = (await client.get("/api/openapi.json")).json()["components"]["schemas"]
+    campaign = schemas["CampaignPatch"]["properties"]
+    user = schemas["UserPatch"]["properties"]
+
+    assert campaign["name"] == {"type": "string", "title": "Name"}
+    assert campaign["status"] == {"$ref": "#/components/schemas/CampaignStatus"}
+    assert {"type": "null"} in campaign["fallback_url"]["anyOf"]
+    assert user["name"]["maxLength"] == 120
+    patches = [schema for name, schema in schemas.items() if name.endswith("Patch")]
+    assert len(patches) >= 8
+    assert all("default" not in field for p in patches for field in p["properties"].values())
+
+
 async def test_it_names_each_operation_after_its_handler(client: httpx.AsyncClient) -> None:
     document = (await client.get("/api/openapi.json")).json()
 

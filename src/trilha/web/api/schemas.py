@@ -46,7 +46,25 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _null_only_where_allowed(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """A PATCH field is optional, not nullable: OpenAPI says ``null`` only where it clears."""
+    nullable: frozenset[str] = getattr(model, "NULLABLE", frozenset())
+    for name, field in schema.get("properties", {}).items():
+        options = field.get("anyOf")
+        if name in nullable or not options:
+            continue
+        kept = [option for option in options if option != {"type": "null"}]
+        if len(kept) == 1:
+            del field["anyOf"]
+            field.update(kept[0])
+        else:
+            field["anyOf"] = kept
+        if "default" in field and field["default"] is None:
+            del field["default"]
+
+
 class Patch(Input):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_null_only_where_allowed)
     NULLABLE: ClassVar[frozenset[str]] = frozenset()
 
     @field_validator("*", mode="before")
