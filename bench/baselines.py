@@ -234,10 +234,11 @@ async def sqlite_store_app(scope: Scope, receive: Receive, send: Send) -> None:
         _store.append(_Store(os.environ["BENCH_SQLITE_DB"]))
         await _store_lifespan(_store[0], receive, send)
         return
-    user_agent = next((v.decode() for k, v in scope["headers"] if k == b"user-agent"), "")
-    location = await _store[0].record(
-        scope["query_string"].decode(), user_agent, scope["client"][0]
-    )
+    sent = dict(scope["headers"])
+    user_agent = sent.get(b"user-agent", b"").decode()
+    # bench/redirect.py --visitors sends the visitor's IP as a proxy would.
+    ip = sent.get(b"x-forwarded-for", scope["client"][0].encode()).decode()
+    location = await _store[0].record(scope["query_string"].decode(), user_agent, ip)
     headers = [(b"location", location.encode()), *_RAW_HEADERS[1:]]
     await send({"type": "http.response.start", "status": 302, "headers": headers})
     await send({"type": "http.response.body", "body": b""})

@@ -178,6 +178,16 @@ class Benchmark(ABC):
     goals: Sequence[Goal]
     path: str  # the URL wrk is given (the request itself unless the Lua has a request function)
     headers: Mapping[str, str]  # sent by wrk with every request
+    server_env: Mapping[str, str] = {}  # more environment for trilha's server
+    workload: Mapping[str, Any] = {}  # what the options changed in the requests, for the results
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """The benchmark's own command-line options (none by default)."""
+        del parser
+
+    def configure(self, args: argparse.Namespace) -> None:
+        """Apply the benchmark's own options, before any target starts (none by default)."""
+        del args
 
     @abstractmethod
     def prepare(self, url: str | None) -> str:
@@ -273,7 +283,13 @@ def tail(log: Path, lines: int = 30) -> str:
 
 
 def start_target(
-    target: Target, *, port: int, here: Path, url: str | None, stack: contextlib.ExitStack
+    target: Target,
+    *,
+    port: int,
+    here: Path,
+    url: str | None,
+    stack: contextlib.ExitStack,
+    server_env: Mapping[str, str],
 ) -> subprocess.Popen[bytes]:
     """Start the target's server (stopped when ``stack`` closes); ``url`` is trilha's database."""
     log = here / "server.log"
@@ -314,6 +330,7 @@ def start_target(
         return stack.enter_context(server(command, port=port, cwd=ROOT, env=env, log=log))
     assert url is not None
     env = clean_env(
+        **server_env,
         TRILHA_DATABASE_URL=url,
         TRILHA_HOST=HOST,
         TRILHA_PORT=str(port),
@@ -568,7 +585,9 @@ def measure(
                 url = stack.enter_context(postgres_database(options.postgres_url))
             migrate(url)
         script.write_text(bench.prepare(url) + WRK_REPORT)
-        proc = start_target(target, port=port, here=here, url=url, stack=stack)
+        proc = start_target(
+            target, port=port, here=here, url=url, stack=stack, server_env=bench.server_env
+        )
 
         def wrk(seconds: float) -> WrkResult:
             return run_wrk(
@@ -785,6 +804,7 @@ def parse_args(bench: Benchmark, argv: Sequence[str] | None) -> argparse.Namespa
     )
     parser.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/...)")
+    bench.add_arguments(parser)
     args = parser.parse_args(argv)
     if make_url(args.postgres_url).host not in (HOST, "localhost"):
         parser.error("the PostgreSQL server must be on the loopback interface")
@@ -794,6 +814,7 @@ def parse_args(bench: Benchmark, argv: Sequence[str] | None) -> argparse.Namespa
 def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
     """Parse the command line, run every target for every round, report; 1 if a check failed."""
     args = parse_args(bench, argv)
+    bench.configure(args)
     targets = [bench.targets[name.strip()] for name in args.targets.split(",") if name.strip()]
     options = Options(
         duration=args.duration,
@@ -838,6 +859,7 @@ def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
     report = {
         "started": started.isoformat(),
         "options": {**asdict(options), "targets": [t.name for t in targets]},
+        "workload": dict(bench.workload),
         "machine": info,
         "summary": summary,
         "ratios": ratios(summary, bench.goals),

@@ -3,6 +3,7 @@
 Run from the repository root (docs/performance.md has the figures and how to read them):
 
     .venv/bin/python bench/redirect.py [--duration 10] [--connections 64] [--rounds 3]
+                                       [--visitors 1]
 
 Every target runs in turn on the loopback interface, its server pinned to CPU 0 and wrk (one
 thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
@@ -17,6 +18,11 @@ thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
   on a fresh, migrated SQLite file with ``synchronous=FULL`` (the default) or ``NORMAL``;
 - ``trilha-postgres``: ``trilha serve`` on a fresh PostgreSQL database, dropped afterwards.
 
+By default every request is the same, from one visitor, so every click's uniqueness key lands on
+the same index page. ``--visitors N`` spreads the requests over N visitors, as real traffic is:
+request n carries ``X-Forwarded-For: 10.x.y.z`` for visitor n mod N, trilha trusts the loopback
+proxy for the run and ``sqlite-store`` reads the same header.
+
 For each target it prints requests/s, p50/p99 latency, the server's CPU time per request (its
 process tree's utime+stime from /proc), for PostgreSQL the CPU of the server processes serving
 trilha's connections, wrk's own CPU (near 100 % means wrk was the limit) and what every other
@@ -27,6 +33,7 @@ over the rounds) also go to bench/results/redirect-<time>.json.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -76,6 +83,25 @@ GOALS = (
 )
 HEADERS = {"User-Agent": USER_AGENT}
 
+# With --visitors N, request n comes from visitor n mod N: the same user agent, the IP in
+# X-Forwarded-For (trilha trusts the loopback proxy for the run), so that the clicks' uniqueness
+# keys spread over N visitors as real traffic's do instead of all sharing one.
+VISITORS_LUA = """
+local visitors = %d
+local headers = {}
+local n = 0
+init = function(args)
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+end
+request = function()
+  local k = n %% visitors
+  n = n + 1
+  headers["X-Forwarded-For"] = string.format(
+    "10.%%d.%%d.%%d", math.floor(k / 65536) %% 256, math.floor(k / 256) %% 256, k %% 256)
+  return wrk.format(nil, nil, headers)
+end
+"""
+
 
 @dataclass
 class RedirectMeasurement(Measurement):
@@ -103,6 +129,23 @@ class Redirect(harness.Benchmark):
     goals = GOALS
     path = PATH
     headers = HEADERS
+    visitors = 1
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--visitors",
+            type=int,
+            default=1,
+            help="distinct visitors (IPs) the requests come from; 1: all from one, as before",
+        )
+
+    def configure(self, args: argparse.Namespace) -> None:
+        if not 1 <= args.visitors <= 2**24:
+            raise SystemExit("--visitors must be from 1 to 16777216")
+        self.visitors = args.visitors
+        self.workload = {"visitors": self.visitors}
+        if self.visitors > 1:
+            self.server_env = {"TRILHA_TRUSTED_PROXIES": "127.0.0.1/32"}
 
     def prepare(self, url: str | None) -> str:
         if url is not None:
@@ -112,7 +155,9 @@ class Redirect(harness.Benchmark):
                     conn, slug=SLUG, offer_url=OFFER_URL, now=datetime.now(UTC)
                 ),
             )
-        return ""  # wrk sends PATH, the same request every time
+        if self.visitors == 1:
+            return ""  # wrk sends PATH, the same request every time
+        return VISITORS_LUA % self.visitors
 
     def probe(self, port: int) -> dict[str, Any]:
         """The target must answer 302; its Location goes into the results."""
