@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
 
@@ -38,6 +38,8 @@ class _DriverCursor(Protocol):
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
+
+    def close(self) -> None: ...
 
 
 class Cursor:
@@ -74,7 +76,15 @@ class Cursor:
         base = dialect.loaded_dbapi.Error
         try:
             yield
-        except base as error:
+        except Exception as error:
+            # Closed at once: the error's traceback keeps the cursor alive, and on SQLite a
+            # cursor whose statement failed (a value the driver could not bind) kept the
+            # writer's connection from its next write transaction until the garbage collector
+            # freed it, past the busy timeout (seen as a 503 for the postbacks of later batches).
+            with suppress(base):  # a connection already lost may refuse even that
+                self._cursor.close()
+            if not isinstance(error, base):
+                raise
             gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
             if gone:
                 self._conn.invalidate(error)
