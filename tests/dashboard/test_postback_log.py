@@ -9,10 +9,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import BrowserContext, Page, expect
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.dashboard.conftest import BROWSER, Account, screenshot
+from tests.dashboard.conftest import BROWSER, Account, screenshot, sign_in
 from tests.dashboard.sales import (
     HOTTOK,
     hotmart_sale,
@@ -22,7 +23,8 @@ from tests.dashboard.sales import (
     send_hotmart,
 )
 from tests.factories import fetch_all
-from trilha.db.schema import conversions, postback_log
+from trilha.db.schema import conversions, postback_log, workspaces
+from trilha.web.auth import SESSION_COOKIE
 from trilha.web.dashboard import postback_log as log_pages
 from trilha.web.dashboard.pages import FLASH_COOKIE
 
@@ -152,3 +154,34 @@ async def test_a_flash_message_that_is_no_text_is_dropped(
     assert response is not None
     assert response.status == 200
     await expect(page.locator("#flash")).to_have_count(0)
+
+
+@pytest.mark.parametrize(
+    ("timezone", "query"),
+    [
+        ("America/Sao_Paulo", {"until": "9999-12-31"}),  # the calendar's last day has no next
+        ("Asia/Tokyo", {"since": "0001-01-01"}),  # its midnight is still year 0 in UTC
+    ],
+)
+async def test_a_day_filter_at_the_calendars_ends_bounds_nothing(
+    db: AsyncEngine,
+    context: BrowserContext,
+    owner: Account,
+    live_server: str,
+    timezone: str,
+    query: dict[str, str],
+) -> None:
+    async with db.begin() as conn:
+        await conn.execute(
+            update(workspaces)
+            .where(workspaces.c.id == owner.workspace.id)
+            .values(timezone=timezone)
+        )
+    await send_generic(live_server, owner.workspace, click_id="orfao-1", txid="T1")
+    session = await sign_in(db, context, owner.user, live_server)
+
+    async with httpx.AsyncClient(cookies={SESSION_COOKIE: session}) as client:
+        response = await client.get(f"{live_server}/w/{owner.workspace.id}/postbacks", params=query)
+
+    assert response.status_code == 200
+    assert "orfao-1" in response.text

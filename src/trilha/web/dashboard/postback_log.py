@@ -85,12 +85,16 @@ def log_filter(params: QueryParams, timezone: str) -> LogFilter:
 
 
 def _day_start(text: str | None, timezone: str, *, days: int = 0) -> datetime | None:
-    """Midnight starting the day (plus ``days``) in the workspace's time zone; None if no date."""
+    """Midnight starting the day (plus ``days``) in the workspace's time zone; None if no date,
+    or if that midnight lies outside the calendar in UTC (9999-12-31 has no next day, and
+    0001-01-01 in Tokyo starts in year 0 in UTC): such a bound leaves nothing out."""
     try:
         day = date.fromisoformat(text or "")
-    except ValueError:
+        start = datetime.combine(day + timedelta(days=days), time(), ZoneInfo(timezone))
+        start.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    return datetime.combine(day + timedelta(days=days), time(), ZoneInfo(timezone))
+    return start
 
 
 def request_text(entry: dict[str, Any]) -> str:
