@@ -128,6 +128,12 @@ TRILHA = (
     Target("trilha-postgres", "trilha", database="postgres"),
 )
 
+
+def targets(*diagnostics: Target) -> dict[str, Target]:
+    """A benchmark's targets by name: the baselines, its own diagnostics, then trilha's."""
+    return {t.name: t for t in (NGINX, STARLETTE, ASGI, *diagnostics, *TRILHA)}
+
+
 # (trilha target, baseline, the least trilha/baseline the issue asks for, None: reported only)
 Goal = tuple[str, str, float | None]
 

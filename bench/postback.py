@@ -53,7 +53,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bench import harness
 from bench.baselines import POSTBACK_ANSWER
-from bench.harness import ASGI, NGINX, STARLETTE, TRILHA, Measurement, Target
+from bench.harness import Measurement, Target
 from trilha.clicks import ClickRequest, build_click
 from trilha.db.schema import clicks, conversions, postback_log
 from trilha.ids import mint_click_id, new_secret
@@ -92,18 +92,9 @@ request = function()
 end
 """)
 
-TARGETS = {
-    t.name: t
-    for t in (
-        NGINX,
-        STARLETTE,
-        ASGI,
-        Target(
-            "postback-store", "granian", app="bench.baselines:postback_store_app", database="sqlite"
-        ),
-        *TRILHA,
-    )
-}
+TARGETS = harness.targets(
+    Target("postback-store", "granian", app="bench.baselines:postback_store_app", database="sqlite")
+)
 
 # (trilha target, baseline, the least trilha/baseline the issue asks for)
 GOALS = (

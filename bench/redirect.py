@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench.* when 
 from sqlalchemy import func, select
 
 from bench import harness
-from bench.harness import ASGI, NGINX, STARLETTE, TRILHA, Measurement, Target
+from bench.harness import Measurement, Target
 from trilha.db.schema import clicks
 
 SLUG = "bench"
@@ -57,19 +57,10 @@ USER_AGENT = (
 )
 
 
-TARGETS = {
-    t.name: t
-    for t in (
-        NGINX,
-        STARLETTE,
-        ASGI,
-        Target("asgi-batched", "granian", app="bench.baselines:batched_app"),
-        Target(
-            "sqlite-store", "granian", app="bench.baselines:sqlite_store_app", database="sqlite"
-        ),
-        *TRILHA,
-    )
-}
+TARGETS = harness.targets(
+    Target("asgi-batched", "granian", app="bench.baselines:batched_app"),
+    Target("sqlite-store", "granian", app="bench.baselines:sqlite_store_app", database="sqlite"),
+)
 
 # (trilha target, baseline, the least trilha/baseline the issue asks for)
 GOALS = (
