@@ -82,8 +82,6 @@ def parse_json(text: str) -> Tree:
     except ValueError as exc:  # e.g. an integer with too many digits
         raise PayloadError(f"malformed JSON: {exc}") from None
     _check_shape(value, depth=0, budget=[MAX_FIELDS])
-    if not is_text(value):
-        raise PayloadError(NOT_TEXT)
     if isinstance(value, list):
         return {"items": value}
     if not isinstance(value, dict):
@@ -104,14 +102,19 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
+    """Within the depth and field limits, and every name and string text (one walk)."""
     if depth > MAX_DEPTH:
         raise PayloadError(f"the JSON is nested deeper than {MAX_DEPTH} levels")
     children: Sequence[object]
     if isinstance(value, dict):
+        if not all(is_text(name) for name in value):
+            raise PayloadError(NOT_TEXT)
         children = list(value.values())
     elif isinstance(value, list):
         children = value
     else:
+        if not is_text(value):
+            raise PayloadError(NOT_TEXT)
         return
     budget[0] -= len(children)
     if budget[0] < 0:
