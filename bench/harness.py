@@ -320,6 +320,8 @@ def start_target(
             str(BIN / "granian"),
             "--interface",
             "asgi",
+            "--loop",
+            "uvloop",  # as trilha serve runs
             "--workers",
             "1",
             "--host",

@@ -83,3 +83,11 @@ async def test_first_start_prints_a_one_time_setup_link(database_url: str, tmp_p
         output, _ = process.communicate(timeout=10)
 
     assert f"{base}/setup/" in output
+
+
+async def test_the_server_runs_on_uvloop(database_url: str, tmp_path: Path) -> None:
+    with trilha_serve(database_url, tmp_path) as (_, process):
+        os.killpg(process.pid, signal.SIGTERM)
+        output, _ = process.communicate(timeout=10)
+
+    assert "database, uvloop event loop" in output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Annotated, TypeVar
@@ -69,7 +70,7 @@ def serve(
 ) -> None:
     """Migrate the database, then serve tracking links, postbacks, the API and the dashboard."""
     from granian import Granian
-    from granian.constants import Interfaces
+    from granian.constants import Interfaces, Loops
 
     # Through the environment, so that the server's worker processes see the same values.
     for name, value in (("HOST", host), ("PORT", port), ("WORKERS", workers)):
@@ -88,6 +89,8 @@ def serve(
         "trilha.app:create_app",
         factory=True,
         interface=Interfaces.ASGI,
+        # uvloop: about a tenth less CPU a redirect than asyncio's own loop (docs/performance.md).
+        loop=Loops.asyncio if sys.platform == "win32" else Loops.uvloop,
         address=settings.host,
         port=settings.port,
         workers=settings.workers,

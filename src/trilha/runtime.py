@@ -4,6 +4,7 @@ background upkeep."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -16,6 +17,8 @@ from trilha.maintenance import run_maintenance
 from trilha.postbacks.writer import PostbackWriter
 from trilha.settings import Settings
 from trilha.visitors import CountryLookup
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -55,6 +58,8 @@ class Runtime:
         self.postbacks.start()
         retention = timedelta(days=self.settings.postback_log_retention_days)
         self._upkeep = asyncio.create_task(run_maintenance(self.engine, retention=retention))
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        log.info("serving: %s database, %s event loop", self.engine.dialect.name, loop)
 
     async def stop(self) -> None:
         if self._upkeep is not None:
