@@ -244,6 +244,40 @@ async def sqlite_store_app(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
+NARROW_TABLE = "bench_narrow"
+
+
+class _NarrowStore(_Store):
+    """A durable write and nothing else: each request's click id and time, two columns of a
+    table without index or key, group-committed as ``_Store`` commits the whole click."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS {NARROW_TABLE} (id TEXT, created_at TEXT)")
+
+    def write(self, requests: list[tuple[str, str, str]]) -> list[str]:
+        created_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        rows = [(mint_click_id(), created_at) for _ in requests]
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.executemany(f"INSERT INTO {NARROW_TABLE} VALUES (?, ?)", rows)  # noqa: S608
+        self.db.execute("COMMIT")
+        return [
+            f"https://offer.example.com/checkout?cid={click_id}&src=facebook&s1=abc"
+            for click_id, _ in rows
+        ]
+
+
+async def sqlite_narrow_app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        _store.append(_NarrowStore(os.environ["BENCH_SQLITE_DB"]))
+        await _store_lifespan(_store[0], receive, send)
+        return
+    location = await _store[0].record("", "", "")
+    headers = [(b"location", location.encode()), *_RAW_HEADERS[1:]]
+    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
 # --- the bare postback store ------------------------------------------------------------------
 # ``postback_store_app``: the raw ASGI function storing each postback of bench/postback.py with
 # Python's sqlite3 alone, as trilha's SQLite writer does (group-committed in a thread, each

@@ -12,6 +12,8 @@ thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
 - ``starlette``: a bare Starlette app answering the same 302, on granian (one ASGI worker);
 - ``asgi``: a bare ASGI function answering the same 302, on granian, the floor of Python;
 - ``asgi-batched``: the bare function behind a group "commit" that stores nothing (diagnostic);
+- ``sqlite-narrow``: the bare function committing, group-committed, only each click's id and time
+  (two columns, no index): the floor of a durable write, whatever the row (diagnostic);
 - ``sqlite-store``: the bare function storing the same click row with Python's sqlite3 alone,
   group-committed, into a migrated trilha database: the floor of a durable click (diagnostic);
 - ``trilha-sqlite-full`` / ``trilha-sqlite-normal``: ``trilha serve`` (granian, ASGI, 1 worker)
@@ -42,9 +44,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench.* when run as a script
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, inspect, select, table
 
 from bench import harness
+from bench.baselines import NARROW_TABLE
 from bench.harness import Measurement, Target
 from trilha.db.schema import clicks
 
@@ -59,6 +62,7 @@ USER_AGENT = (
 
 TARGETS = harness.targets(
     Target("asgi-batched", "granian", app="bench.baselines:batched_app"),
+    Target("sqlite-narrow", "granian", app="bench.baselines:sqlite_narrow_app", database="sqlite"),
     Target("sqlite-store", "granian", app="bench.baselines:sqlite_store_app", database="sqlite"),
 )
 
@@ -67,6 +71,8 @@ GOALS = (
     ("trilha-sqlite-full", "nginx", 0.15),
     ("trilha-sqlite-full", "starlette", 0.8),
     ("trilha-sqlite-full", "sqlite-store", None),
+    ("sqlite-narrow", "starlette", None),
+    ("sqlite-store", "starlette", None),
     ("trilha-sqlite-normal", "nginx", 0.15),
     ("trilha-sqlite-normal", "starlette", 0.8),
     ("trilha-postgres", "nginx", 0.1),
@@ -111,6 +117,14 @@ class RedirectMeasurement(Measurement):
     @property
     def failed(self) -> bool:
         return self.durable is False
+
+
+def _clicks_stored(conn: Connection) -> int:
+    """The clicks in the database, and the rows sqlite-narrow stores in their place."""
+    stored = conn.execute(select(func.count()).select_from(clicks)).scalar_one()
+    if inspect(conn).has_table(NARROW_TABLE):
+        stored += conn.execute(select(func.count()).select_from(table(NARROW_TABLE))).scalar_one()
+    return int(stored)
 
 
 class Redirect(harness.Benchmark):
@@ -158,8 +172,7 @@ class Redirect(harness.Benchmark):
         return {"location": headers.get("location") or ""}
 
     def count(self, url: str) -> dict[str, int]:
-        total = select(func.count()).select_from(clicks)
-        return {"clicks": harness.query(url, lambda conn: int(conn.execute(total).scalar_one()))}
+        return {"clicks": harness.query(url, _clicks_stored)}
 
     def check(self, m: Measurement, stored: dict[str, int] | None) -> Measurement:
         """The clicks stored during the measured run cover every 2xx/3xx wrk counted."""
