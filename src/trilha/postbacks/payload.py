@@ -124,11 +124,22 @@ def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
 
 
 def parse_form(text: str) -> list[tuple[str, str]]:
-    """Name-value pairs of a query string or urlencoded body, at most MAX_FIELDS of them."""
-    try:
-        return parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)
-    except ValueError:
-        raise PayloadError(f"the request has more than {MAX_FIELDS} fields") from None
+    """Name-value pairs of a query string or urlencoded body, at most MAX_FIELDS of them, as
+    parse_qsl reads them (blank values kept); only text with ``%`` or ``+`` is decoded.
+
+    >>> parse_form("a=1&b&&c=x+y%21")
+    [('a', '1'), ('b', ''), ('c', 'x y!')]
+    """
+    if text.count("&") >= MAX_FIELDS:
+        raise PayloadError(f"the request has more than {MAX_FIELDS} fields")
+    if "%" in text or "+" in text:
+        return parse_qsl(text, keep_blank_values=True)
+    pairs = []
+    for piece in text.split("&"):
+        if piece:
+            name, _, value = piece.partition("=")
+            pairs.append((name, value))
+    return pairs
 
 
 def pairs_to_tree(pairs: Sequence[tuple[str, str]]) -> Tree:
