@@ -162,11 +162,11 @@ def record_clicks(
         return []
     cursor = driver_cursor(conn)
     dialect = conn.dialect
-    seen = _recent_visitors(cursor, dialect, batch)
+    keys = [(link.campaign_id, request.visitor.key) for link, request in batch]
+    seen = _recent_visitors(cursor, dialect, keys, min(request.now for _, request in batch))
     rows = []
-    for link, request in batch:
-        visitor_key = request.visitor.key
-        key = (link.campaign_id, visitor_key)
+    for (link, request), key in zip(batch, keys, strict=True):
+        visitor_key = key[1]
         rows.append(
             build_click(
                 link,
@@ -296,18 +296,23 @@ _KEYS = {
 
 
 def _recent_visitors(
-    cursor: Cursor, dialect: Dialect, batch: Sequence[tuple[Link, ClickRequest]]
+    cursor: Cursor, dialect: Dialect, keys: Sequence[tuple[str, str]], earliest: datetime
 ) -> set[tuple[str, str]]:
+    """Which (campaign, visitor key) pairs have a click in the window before ``earliest``."""
     by_campaign: dict[str, set[str]] = {}
-    for link, request in batch:
-        by_campaign.setdefault(link.campaign_id, set()).add(request.visitor.key)
-    since: Any = min(request.now for _, request in batch) - UNIQUE_WINDOW
+    for campaign_id, visitor_key in keys:
+        by_campaign.setdefault(campaign_id, set()).add(visitor_key)
+    since: Any = earliest - UNIQUE_WINDOW
     if (convert := bind_processors(clicks, dialect)["created_at"]) is not None:
         since = convert(since)
     sql = driver_sql(_RECENT_VISITORS_SQL.format(keys=_KEYS[dialect.name]), dialect.paramstyle)
     seen: set[tuple[str, str]] = set()
-    for campaign_id, keys in by_campaign.items():
-        parameters = {"keys": json.dumps(sorted(keys)), "campaign_id": campaign_id, "since": since}
+    for campaign_id, visitor_keys in by_campaign.items():
+        parameters = {
+            "keys": json.dumps(sorted(visitor_keys)),
+            "campaign_id": campaign_id,
+            "since": since,
+        }
         cursor.execute(sql, parameters)
         seen.update((campaign_id, key) for (key,) in cursor.fetchall())
     return seen

@@ -69,7 +69,12 @@ class Template:
         out = [self.literals[0]]
         for (name, safe, written), literal in zip(self.macros, self.literals[1:], strict=True):
             value = values.get(name)
-            out.append(written if value is None else quote(value, safe=safe))
+            if value is None:
+                out.append(written)
+            elif value.isascii() and value.isalnum():  # ids, most sub-ids: nothing to encode
+                out.append(value)
+            else:
+                out.append(quote(value, safe=safe))
             out.append(literal)
         return "".join(out)
 

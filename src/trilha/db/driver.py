@@ -211,4 +211,8 @@ def bind_processors(table: Table, dialect: Dialect) -> dict[str, Callable[[Any],
 
 
 def _json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
+    if value is None:
+        return None
+    if value == {}:  # a click whose parameters all went into columns; most do
+        return "{}"
+    return json.dumps(value)
