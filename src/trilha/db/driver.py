@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from contextlib import suppress
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
 
@@ -52,12 +52,18 @@ class Cursor:
         self._cursor = cursor
 
     def execute(self, sql: str, parameters: Parameters = ()) -> None:
-        with self._translated(sql, parameters):
+        try:
             self._cursor.execute(sql, parameters)
+        except Exception as error:
+            self._failed(error, sql, parameters)
+            raise
 
     def executemany(self, sql: str, parameters: Sequence[Parameters]) -> None:
-        with self._translated(sql, parameters):
+        try:
             self._cursor.executemany(sql, parameters)
+        except Exception as error:
+            self._failed(error, sql, parameters)
+            raise
 
     def fetchone(self) -> Any:
         return self._cursor.fetchone()
@@ -67,30 +73,34 @@ class Cursor:
 
     def copy_text(self, sql: str, data: str) -> None:
         """PostgreSQL: ``COPY ... FROM STDIN`` with ``data`` in COPY's text format."""
-        with self._translated(sql, ()), cast(Any, self._cursor).copy(sql) as copy:
-            copy.write(data)
+        try:
+            with cast(Any, self._cursor).copy(sql) as copy:
+                copy.write(data)
+        except Exception as error:
+            self._failed(error, sql, ())
+            raise
 
-    @contextmanager
-    def _translated(self, sql: str, parameters: Any) -> Iterator[None]:
+    def _failed(self, error: Exception, sql: str, parameters: Any) -> None:
+        """Close the cursor; raise a driver error as SQLAlchemy's (anything else, the caller
+        raises as it is). Plain try/except in the callers rather than a context manager,
+        which cost about 2.5 µs a statement (3.2 against 0.7 µs over the bare driver's
+        ``SELECT 1``); a postback runs six."""
         dialect = self._conn.dialect
         base = dialect.loaded_dbapi.Error
-        try:
-            yield
-        except Exception as error:
-            # Closed at once: the error's traceback keeps the cursor alive, and on SQLite a
-            # cursor whose statement failed (a value the driver could not bind) kept the
-            # writer's connection from its next write transaction until the garbage collector
-            # freed it, past the busy timeout (seen as a 503 for the postbacks of later batches).
-            with suppress(base):  # a connection already lost may refuse even that
-                self._cursor.close()
-            if not isinstance(error, base):
-                raise
-            gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
-            if gone:
-                self._conn.invalidate(error)
-            raise DBAPIError.instance(
-                sql, parameters, error, base, connection_invalidated=gone, dialect=dialect
-            ) from error
+        # Closed at once: the error's traceback keeps the cursor alive, and on SQLite a cursor
+        # whose statement failed (a value the driver could not bind) kept the writer's
+        # connection from its next write transaction until the garbage collector freed it,
+        # past the busy timeout (seen as a 503 for the postbacks of later batches).
+        with suppress(base):  # a connection already lost may refuse even that
+            self._cursor.close()
+        if not isinstance(error, base):
+            return
+        gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
+        if gone:
+            self._conn.invalidate(error)
+        raise DBAPIError.instance(
+            sql, parameters, error, base, connection_invalidated=gone, dialect=dialect
+        ) from error
 
 
 @lru_cache(maxsize=256)
