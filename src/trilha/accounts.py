@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from trilha.db.schema import api_keys, sessions, setup_tokens, users
 from trilha.errors import Conflict, NotFound
 from trilha.ids import hash_secret, new_id, new_secret
-from trilha.validation import require_email, require_password, require_text
+from trilha.validation import NAME_MAX, require_email, require_password, require_text
 
 SESSION_LIFETIME = timedelta(days=14)
 API_KEY_PREFIX = "trk_"
@@ -68,7 +68,7 @@ async def create_user(
 ) -> User:
     email = require_email(email)
     require_password(password)
-    user = User(id=new_id(), email=email, name=name.strip()[:120], locale=_locale(locale))
+    user = User(id=new_id(), email=email, name=name.strip()[:NAME_MAX], locale=_locale(locale))
     try:
         async with conn.begin_nested():
             await conn.execute(
@@ -103,7 +103,7 @@ async def update_user(
 ) -> User:
     values = {}
     if name is not None:
-        values["name"] = name.strip()[:120]
+        values["name"] = name.strip()[:NAME_MAX]
     if locale is not None:
         values["locale"] = _locale(locale)
     if values:
@@ -157,7 +157,7 @@ async def create_api_key(
     secret = new_secret(API_KEY_PREFIX)
     key = ApiKey(
         id=new_id(),
-        name=require_text(name, "name", max_length=120),
+        name=require_text(name, "name", max_length=NAME_MAX),
         prefix=secret[:10],
         created_at=now,
         last_used_at=None,

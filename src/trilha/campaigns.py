@@ -15,7 +15,13 @@ from trilha.db.schema import DIMENSIONS, campaigns, clicks, domains, merchants, 
 from trilha.errors import Conflict, InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.links import DEFAULT_HOST
-from trilha.validation import optional_http_url, require_http_url, require_slug, require_text
+from trilha.validation import (
+    NAME_MAX,
+    optional_http_url,
+    require_http_url,
+    require_slug,
+    require_text,
+)
 from trilha.workspaces import Workspace
 
 PARAM_NAME_MAX = 64
@@ -89,7 +95,7 @@ async def create_source(
     now: datetime,
 ) -> TrafficSource:
     source = TrafficSource(
-        new_id(), require_text(name, "name", max_length=120), check_param_mappings(params), now
+        new_id(), require_text(name, "name", max_length=NAME_MAX), check_param_mappings(params), now
     )
     try:
         async with conn.begin_nested():
@@ -140,7 +146,7 @@ async def update_source(
     await get_source(conn, workspace, source_id)
     values: dict[str, object] = {}
     if name is not None:
-        values["name"] = require_text(name, "name", max_length=120)
+        values["name"] = require_text(name, "name", max_length=NAME_MAX)
     if params is not None:
         values["params"] = [
             {"param": p.param, "field": p.field} for p in check_param_mappings(params)

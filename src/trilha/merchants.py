@@ -20,9 +20,10 @@ from trilha.money import ValueUnit
 from trilha.postbacks.mapping import Merchant, rule_from_json
 from trilha.postbacks.preset import FIELDS, IGNORE, Status
 from trilha.postbacks.presets import PRESETS
-from trilha.validation import require_text
+from trilha.validation import NAME_MAX, require_text
 
 KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+MAX_WINDOW = 7 * 24 * 60  # minutes: a week
 DEDUPE_MODES = ("txid", "click", "window", "allow_repeats")
 RULE_STATUSES = (*(s.value for s in Status), IGNORE)
 
@@ -92,7 +93,7 @@ def check_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
     """Validate every editable field given; InvalidInput names the field at fault."""
     checks = {
         "key": _key,
-        "name": lambda v: require_text(str(v), "name", max_length=120),
+        "name": lambda v: require_text(str(v), "name", max_length=NAME_MAX),
         "preset": _preset,
         "field_paths": _field_paths,
         "rules": _rules,
@@ -186,8 +187,10 @@ def _allowlist(value: object) -> list[str]:
 
 
 def _window(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 10080:
-        raise InvalidInput({"dedupe_window_minutes": "must be a whole number from 1 to 10080"})
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_WINDOW:
+        raise InvalidInput(
+            {"dedupe_window_minutes": f"must be a whole number from 1 to {MAX_WINDOW}"}
+        )
     return value
 
 

@@ -14,6 +14,8 @@ CURRENCY = re.compile(r"[A-Z]{3}")
 EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+")
 MIN_PASSWORD = 10
 MAX_URL = 4096
+NAME_MAX = 120  # names of workspaces, sources, merchants, API keys, users
+TEXT_MAX = 200
 TIMEZONES = frozenset(available_timezones())
 NOT_TEXT = "a string holds a lone UTF-16 surrogate (an escape such as \\ud800), which is not text"
 
@@ -36,7 +38,7 @@ def is_text(value: object) -> bool:
     return True
 
 
-def require_text(value: str, field: str, *, max_length: int = 200) -> str:
+def require_text(value: str, field: str, *, max_length: int = TEXT_MAX) -> str:
     value = value.strip()
     if not value:
         raise InvalidInput({field: "must not be empty"})

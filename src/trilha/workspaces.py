@@ -16,6 +16,7 @@ from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from trilha.event_types import add_builtin_event_types
 from trilha.ids import new_id, new_secret
 from trilha.validation import (
+    NAME_MAX,
     optional_http_url,
     require_currency,
     require_email,
@@ -94,7 +95,7 @@ async def create_workspace(
 ) -> Workspace:
     workspace = Workspace(
         id=new_id(),
-        name=require_text(name, "name", max_length=120),
+        name=require_text(name, "name", max_length=NAME_MAX),
         timezone=require_timezone(timezone),
         currency=require_currency(currency),
         postback_token=new_secret(),
@@ -147,7 +148,7 @@ async def update_workspace(
 ) -> Workspace:
     values: dict[str, object] = {}
     if name is not None:
-        values["name"] = require_text(name, "name", max_length=120)
+        values["name"] = require_text(name, "name", max_length=NAME_MAX)
     if timezone is not None:
         values["timezone"] = require_timezone(timezone)
     if currency is not None:

@@ -7,6 +7,9 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.web.callers import make_owner
 
 DOCS = Path(__file__).parent.parent.parent / "docs" / "api.md"
 PREFIX = "/api/v1"
@@ -96,7 +99,12 @@ async def test_a_patch_field_is_nullable_only_where_null_clears_it(
     campaign = schemas["CampaignPatch"]["properties"]
     user = schemas["UserPatch"]["properties"]
 
-    assert campaign["name"] == {"type": "string", "title": "Name"}
+    assert campaign["name"] == {
+        "type": "string",
+        "maxLength": 200,
+        "pattern": "\\S",
+        "title": "Name",
+    }
     assert campaign["status"] == {"$ref": "#/components/schemas/CampaignStatus"}
     assert {"type": "null"} in campaign["fallback_url"]["anyOf"]
     assert user["name"]["maxLength"] == 120
@@ -133,3 +141,53 @@ def is_complete(operation: dict[str, Any]) -> bool:
 @pytest.mark.parametrize(("method", "path"), sorted(ROUTES))
 def test_it_documents_each_route(method: str, path: str) -> None:
     assert f"`{method} {path}`" in DOCS.read_text()
+
+
+# (schema, field, the rule it states, POST path under the workspace ("" for /api/v1 itself),
+# a body the server takes, a value the rule allows at its edge, one it forbids)
+RULE_CASES = [
+    ("WorkspaceIn", "name", "maxLength", "/workspaces", {}, "w" * 120, "w" * 121),
+    ("WorkspaceIn", "currency", "pattern", "/workspaces", {"name": "W"}, " usd ", "BRLX"),
+    ("ApiKeyIn", "name", "maxLength", "/api-keys", {}, "k" * 120, "k" * 121),
+    ("SourceIn", "name", "pattern", "{ws}/sources", {}, " Facebook ", "   "),
+    ("CampaignIn", "name", "maxLength", "{ws}/campaigns", {"slug": "a"}, "c" * 200, "c" * 201),
+    ("CampaignIn", "slug", "pattern", "{ws}/campaigns", {"name": "C"}, "BF-24_x", "-bf"),
+    ("CampaignIn", "offer_url", "pattern", "{ws}/campaigns", {}, "HTTPS://o.test/", "ftp://o.test"),
+    ("MerchantIn", "key", "pattern", "{ws}/merchants", {}, "Loja_1", "loja/1"),
+    ("MerchantIn", "dedupe_window_minutes", "maximum", "{ws}/merchants", {}, 10080, 10081),
+    ("EventTypeIn", "name", "pattern", "{ws}/event-types", {}, "trial_2", "2trial"),
+]
+BODIES = {
+    "{ws}/campaigns": {"name": "C", "slug": "c", "offer_url": "https://o.test/?c={click_id}"},
+    "{ws}/merchants": {"key": "loja", "name": "Loja", "preset": "generic"},
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "field", "rule", "path", "body", "allowed", "forbidden"),
+    RULE_CASES,
+    ids=[f"{case[0]}.{case[1]}" for case in RULE_CASES],
+)
+async def test_each_rule_the_schema_states_is_one_the_server_keeps(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    schema: str,
+    field: str,
+    rule: str,
+    path: str,
+    body: dict[str, Any],
+    allowed: object,
+    forbidden: object,
+) -> None:
+    owner, workspace = await make_owner(db)
+    document = (await client.get("/api/openapi.json")).json()
+    url = PREFIX + path.format(ws=f"/workspaces/{workspace.id}")
+    base = {**BODIES.get(path, {}), **body}
+
+    kept = await client.post(url, json={**base, field: allowed}, headers=owner.headers)
+    refused = await client.post(url, json={**base, field: forbidden}, headers=owner.headers)
+
+    assert rule in document["components"]["schemas"][schema]["properties"][field]
+    assert kept.status_code == 201, kept.text
+    assert refused.status_code == 422
+    assert field in refused.json()["errors"]

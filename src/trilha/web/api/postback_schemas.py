@@ -13,15 +13,26 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trilha.conversion_lookup import Conversion, StatusChange
-from trilha.merchants import MerchantRow
+from trilha.event_types import NAME as EVENT_TYPE_NAME
+from trilha.merchants import KEY, MAX_WINDOW, MerchantRow
 from trilha.money import ValueUnit
 from trilha.postbacks.outcome import Outcome
 from trilha.postbacks.preset import AuthKind, Preset, Status
 from trilha.postbacks.trial import Trial
-from trilha.web.api.schemas import Answer, Input, Patch, UtcDatetime
+from trilha.web.api.schemas import (
+    NAME_RULES,
+    Answer,
+    Input,
+    Patch,
+    UtcDatetime,
+    checked,
+    either_case,
+)
 
 ValueChoice = Literal["gross", "net"]
 DedupeMode = Literal["txid", "click", "window", "allow_repeats"]
+MERCHANT_KEY_RULES: dict[str, Any] = {"pattern": either_case(KEY.pattern)}
+WINDOW_RULES: dict[str, Any] = {"minimum": 1, "maximum": MAX_WINDOW}
 NEXT_BEFORE = Field(description="Pass as `before` for the next page; null on the last page.")
 
 
@@ -36,8 +47,10 @@ class RuleModel(Answer):
 
 
 class MerchantIn(Input):
-    key: str = Field(description="Names the merchant in its postback URL, /pb/{key}.")
-    name: str
+    key: str = checked(
+        description="Names the merchant in its postback URL, /pb/{key}.", **MERCHANT_KEY_RULES
+    )
+    name: str = checked(**NAME_RULES)
     preset: str = Field(description="A preset's `name` from GET /presets.")
     field_paths: dict[str, str] = Field(
         default_factory=dict,
@@ -56,13 +69,15 @@ class MerchantIn(Input):
         None, description="The platform's token, hottok or key. Write-only: never answered."
     )
     dedupe_mode: DedupeMode = "txid"
-    dedupe_window_minutes: int = Field(60, description="For dedupe_mode `window`: 1 to 10080.")
+    dedupe_window_minutes: int = checked(
+        60, description="For dedupe_mode `window`, in minutes.", **WINDOW_RULES
+    )
 
 
 class MerchantPatch(Patch):
     NULLABLE = frozenset({"value_unit", "secret"})
-    key: str | None = None
-    name: str | None = None
+    key: str | None = checked(None, **MERCHANT_KEY_RULES)
+    name: str | None = checked(None, **NAME_RULES)
     preset: str | None = None
     field_paths: dict[str, str] | None = None
     rules: list[RuleModel] | None = None
@@ -71,7 +86,7 @@ class MerchantPatch(Patch):
     ip_allowlist: list[str] | None = None
     secret: str | None = Field(None, description="null removes the secret.")
     dedupe_mode: DedupeMode | None = None
-    dedupe_window_minutes: int | None = None
+    dedupe_window_minutes: int | None = checked(None, **WINDOW_RULES)
 
 
 class MerchantOut(Answer):
@@ -130,7 +145,10 @@ class PresetOut(BaseModel):
 
 
 class EventTypeIn(Input):
-    name: str = Field(description="1 to 40 of A-Z 0-9 _, starting with a letter; upper-cased.")
+    name: str = checked(
+        description="1 to 40 of A-Z 0-9 _, starting with a letter; upper-cased.",
+        pattern=either_case(EVENT_TYPE_NAME.pattern),
+    )
     counts_as_conversion: bool = True
     counts_as_revenue: bool = False
 

@@ -7,6 +7,7 @@ is refused for one that may not.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
@@ -23,8 +24,38 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from trilha.accounts import ApiKey
-from trilha.campaigns import Campaign, CampaignStatus, ParamMapping, TrafficSource
+from trilha.campaigns import (
+    PARAM_NAME_MAX,
+    Campaign,
+    CampaignStatus,
+    ParamMapping,
+    TrafficSource,
+)
+from trilha.validation import CURRENCY, MAX_URL, NAME_MAX, SLUG, TEXT_MAX
 from trilha.workspaces import Domain, Member, Membership, Role
+
+
+def checked(default: Any = ..., *, description: str | None = None, **rules: Any) -> Any:
+    """A field with what the server checks of it stated for OpenAPI (``maxLength``, ``pattern``,
+    ``minimum``...). The checks themselves, with their messages, are the domain's
+    (trilha.validation and each module's own); a value that keeps to these is never refused for
+    them. Patterns allow the spaces the server trims, and either case where it folds case."""
+    return Field(default, description=description, json_schema_extra=rules)
+
+
+def either_case(pattern: str) -> str:
+    """A domain pattern of one case, for a value the server lower- or upper-cases first.
+
+    >>> either_case("[a-z0-9][a-z0-9_-]{0,63}")
+    '^\\s*[A-Za-z0-9][A-Za-z0-9_-]{0,63}\\s*$'
+    """
+    return r"^\s*" + re.sub(r"a-z|A-Z", "A-Za-z", pattern) + r"\s*$"
+
+
+NOT_BLANK = r"\S"  # at least one character that is not a space
+NAME_RULES: dict[str, Any] = {"maxLength": NAME_MAX, "pattern": NOT_BLANK}
+URL_RULES: dict[str, Any] = {"maxLength": MAX_URL, "pattern": r"^\s*[Hh][Tt][Tt][Pp][Ss]?://"}
+CURRENCY_RULES: dict[str, Any] = {"pattern": either_case(CURRENCY.pattern)}
 
 
 def as_utc(value: datetime) -> datetime:
@@ -114,12 +145,14 @@ class UserOut(Answer):
 
 
 class UserPatch(Patch):
-    name: str | None = Field(None, max_length=120)
+    name: str | None = Field(None, max_length=NAME_MAX)
     locale: Literal["pt-BR", "en"] | None = None
 
 
 class ApiKeyIn(Input):
-    name: str = Field(description="A label to recognise the key by, e.g. the script using it.")
+    name: str = checked(
+        description="A label to recognise the key by, e.g. the script using it.", **NAME_RULES
+    )
 
 
 class ApiKeyOut(Answer):
@@ -140,20 +173,22 @@ class ApiKeyCreated(ApiKeyOut):
 
 
 class WorkspaceIn(Input):
-    name: str
+    name: str = checked(**NAME_RULES)
     timezone: str = Field("America/Sao_Paulo", description="IANA time zone for reports.")
-    currency: str = Field("BRL", description="ISO 4217 code of the workspace's money.")
-    fallback_url: str | None = Field(
-        None, description="Where visitors of unknown or paused links go."
+    currency: str = checked(
+        "BRL", description="ISO 4217 code of the workspace's money.", **CURRENCY_RULES
+    )
+    fallback_url: str | None = checked(
+        None, description="Where visitors of unknown or paused links go.", **URL_RULES
     )
 
 
 class WorkspacePatch(Patch):
     NULLABLE = frozenset({"fallback_url"})
-    name: str | None = None
+    name: str | None = checked(None, **NAME_RULES)
     timezone: str | None = None
-    currency: str | None = None
-    fallback_url: str | None = None
+    currency: str | None = checked(None, **CURRENCY_RULES)
+    fallback_url: str | None = checked(None, **URL_RULES)
 
 
 class WorkspaceOut(Answer):
@@ -209,12 +244,12 @@ class MemberOut(Answer):
 
 class DomainIn(Input):
     host: str = Field(description="A domain such as track.example.com, pointed at trilha.")
-    fallback_url: str | None = None
+    fallback_url: str | None = checked(None, **URL_RULES)
 
 
 class DomainPatch(Input):
-    fallback_url: str | None = Field(
-        description="Where unknown slugs on this domain go; null: none."
+    fallback_url: str | None = checked(
+        description="Where unknown slugs on this domain go; null: none.", **URL_RULES
     )
 
 
@@ -231,7 +266,11 @@ class DomainOut(Answer):
 
 class ParamMappingModel(Answer):
     model_config = ConfigDict(from_attributes=True, extra="forbid")
-    param: str = Field(description="Query parameter name on the source's links, e.g. `cid`.")
+    param: str = checked(
+        description="Query parameter name on the source's links, e.g. `cid`.",
+        minLength=1,
+        maxLength=PARAM_NAME_MAX,
+    )
     field: str = Field(description="Click field it fills, e.g. `ad_id`, `sub1`, `utm_source`.")
 
 
@@ -240,12 +279,12 @@ def mappings(params: list[ParamMappingModel]) -> tuple[ParamMapping, ...]:
 
 
 class SourceIn(Input):
-    name: str
+    name: str = checked(**NAME_RULES)
     params: list[ParamMappingModel] = Field(default_factory=list)
 
 
 class SourcePatch(Patch):
-    name: str | None = None
+    name: str | None = checked(None, **NAME_RULES)
     params: list[ParamMappingModel] | None = None
 
 
@@ -261,28 +300,32 @@ class SourceOut(Answer):
 
 
 HOST_FIELD = Field("", description='A custom domain of the workspace; "" for the default one.')
-OFFER_URL_FIELD = Field(description="http(s) URL; macros such as {click_id} are filled per click.")
+OFFER_URL = "http(s) URL; macros such as {click_id} are filled per click."
+CAMPAIGN_NAME_RULES: dict[str, Any] = {"maxLength": TEXT_MAX, "pattern": NOT_BLANK}
+SLUG_RULES: dict[str, Any] = {"pattern": either_case(SLUG.pattern)}
 
 
 class CampaignIn(Input):
-    name: str
-    slug: str = Field(description="The tracking link's path: /r/{slug}.")
+    name: str = checked(**CAMPAIGN_NAME_RULES)
+    slug: str = checked(description="The tracking link's path: /r/{slug}.", **SLUG_RULES)
     host: str = HOST_FIELD
-    offer_url: str = OFFER_URL_FIELD
+    offer_url: str = checked(description=OFFER_URL, **URL_RULES)
     source_id: str | None = None
     status: CampaignStatus = CampaignStatus.ACTIVE
-    fallback_url: str | None = Field(None, description="Where visitors go while it is paused.")
+    fallback_url: str | None = checked(
+        None, description="Where visitors go while it is paused.", **URL_RULES
+    )
 
 
 class CampaignPatch(Patch):
     NULLABLE = frozenset({"source_id", "fallback_url"})
-    name: str | None = None
-    slug: str | None = None
+    name: str | None = checked(None, **CAMPAIGN_NAME_RULES)
+    slug: str | None = checked(None, **SLUG_RULES)
     host: str | None = None
-    offer_url: str | None = None
+    offer_url: str | None = checked(None, description=OFFER_URL, **URL_RULES)
     source_id: str | None = None
     status: CampaignStatus | None = None
-    fallback_url: str | None = None
+    fallback_url: str | None = checked(None, **URL_RULES)
 
 
 class CampaignOut(Answer):
@@ -357,7 +400,9 @@ class ClickPage(BaseModel):
 
 
 class PreviewIn(Input):
-    template: str = Field(description="An offer URL with macros, e.g. https://x.test/?s={sub1}")
+    template: str = checked(
+        description="An offer URL with macros, e.g. https://x.test/?s={sub1}", **URL_RULES
+    )
     params: dict[str, str] = Field(
         default_factory=dict,
         max_length=64,
