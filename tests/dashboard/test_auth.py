@@ -66,10 +66,25 @@ async def test_a_used_setup_link_is_refused(page: Page, db: AsyncEngine) -> None
     assert len(await fetch_all(db, users)) == 1
 
 
+async def test_the_setup_form_asks_the_browser_for_a_new_long_password(
+    page: Page, db: AsyncEngine
+) -> None:
+    token = await _setup_token(db)
+
+    await page.goto(f"/setup/{token}")
+
+    password = page.locator("#field-password")
+    await expect(password).to_have_attribute("minlength", "10")
+    await expect(password).to_have_attribute("autocomplete", "new-password")
+    await expect(page.locator("#field-email")).to_have_attribute("autocomplete", "username")
+
+
 async def test_a_rejected_setup_form_keeps_the_link_usable(page: Page, db: AsyncEngine) -> None:
     token = await _setup_token(db)
     await page.goto(f"/setup/{token}")
     await page.fill("#field-email", "ana@example.com")
+    # The browser would stop a short password itself; the server must refuse it all the same.
+    await page.eval_on_selector("#field-password", "field => field.removeAttribute('minlength')")
     await page.fill("#field-password", "curta")
     await page.fill("#field-name", "Loja da Ana")
     await page.click("#setup-submit")

@@ -19,6 +19,7 @@ from tests.dashboard.sales import (
 )
 from tests.factories import fetch_all, make_user
 from trilha.db.schema import campaigns, conversions, merchants, postback_log
+from trilha.merchants import MAX_WINDOW
 from trilha.workspaces import Role
 
 pytestmark = BROWSER
@@ -72,6 +73,9 @@ async def test_the_mapping_is_edited_without_redeploy(
         db, owner.workspace, key="loja", name="Loja", preset="generic", secret="antigo-segredo"
     )
     await page.goto(f"/w/{owner.workspace.id}/merchants/{merchant.id}")
+    window = page.locator("#field-dedupe_window_minutes")
+    await expect(window).to_have_attribute("max", str(MAX_WINDOW))
+    await expect(page.locator("#field-key")).to_have_attribute("maxlength", "40")
     await page.select_option("#field-preset", "kiwify")
     await expect(page.locator("#preset-setup")).to_contain_text("Kiwify")
     await expect(page.locator("#preset-rules")).to_contain_text("order_refunded")

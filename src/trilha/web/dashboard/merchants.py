@@ -14,6 +14,7 @@ from trilha.errors import Conflict, InvalidInput
 from trilha.event_types import event_type_names
 from trilha.merchants import (
     DEDUPE_MODES,
+    MAX_WINDOW,
     RULE_STATUSES,
     MerchantRow,
     create_merchant,
@@ -221,6 +222,7 @@ async def merchant_form(
         "event_types": await _event_types(page, conn),
         "statuses": RULE_STATUSES,
         "dedupe_modes": DEDUPE_MODES,
+        "max_window": MAX_WINDOW,
         "value_units": [unit.value for unit in ValueUnit],
         "blank_rules": 1 if values["rules"] else 2,
         "trial_values": {
