@@ -44,7 +44,7 @@ def checked(default: Any = ..., *, description: str | None = None, **rules: Any)
 
 
 def either_case(pattern: str) -> str:
-    """A domain pattern of one case, for a value the server lower- or upper-cases first.
+    r"""A domain pattern of one case, for a value the server lower- or upper-cases first.
 
     >>> either_case("[a-z0-9][a-z0-9_-]{0,63}")
     '^\\s*[A-Za-z0-9][A-Za-z0-9_-]{0,63}\\s*$'
