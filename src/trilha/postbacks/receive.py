@@ -2,6 +2,7 @@
 
 identify the workspace → read the payload → choose the merchant → check IP and secret → map the
 fields → find the click → record (dedupe, status change) → log, all in the caller's transaction.
+A request that matches no workspace is only counted (see trilha.postbacks.unmatched).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from trilha.postbacks.payload import parse_body as parse_body_fields
 from trilha.postbacks.preset import IGNORE, AuthKind
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
+from trilha.postbacks.unmatched import record_unmatched
 
 T = TypeVar("T")
 
@@ -106,6 +108,10 @@ async def receive_postback(
         result = await _process(conn, raw, trace, replay, reads or SetupReads())
     except Rejected as exc:
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
+    if trace.workspace_id is None:
+        # No workspace's log to write it to: counted and sampled for the operator.
+        await record_unmatched(conn, raw, result.reason, trace.secrets)
+        return result
     result = replace(result, postback_id=trace.postback_id)
     elapsed_us = int((time.perf_counter() - started) * 1_000_000)
     await write_log(
@@ -122,10 +128,10 @@ async def receive_postback(
 async def _process(
     conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None, reads: SetupReads
 ) -> Result:
-    if raw.body_too_large:
-        raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
     query = _query_tree(raw)
     workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace, reads)
+    if raw.body_too_large:
+        raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
     payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
     merchant, looked_up = await _choose_merchant(
         conn, workspace_id, raw, query, payload, trace, reads
