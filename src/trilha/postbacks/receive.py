@@ -8,7 +8,7 @@ A request that matches no workspace is only counted (see trilha.postbacks.unmatc
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
@@ -139,7 +139,7 @@ async def _process(
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
-    _note_secrets(trace, merchant, payload, query, raw.header_map)
+    _note_secrets(trace, merchant, payload, query)
     if not merchant.allows_ip(raw.source_ip):
         raise Rejected(f"IP {raw.source_ip} is not in the merchant's allowlist", http_status=403)
     if replay is None:
@@ -277,7 +277,7 @@ async def _choose_merchant(
             lambda: load_merchant(conn, workspace_id, key=str(key)),
         )
         if merchant is None:
-            _note_unknown_secrets(trace, payload, query, raw.header_map)
+            _note_unknown_secrets(trace, payload, query)
             raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
         return merchant, None
     looked_up = None
@@ -291,7 +291,7 @@ async def _choose_merchant(
             )
             if found is not None:
                 return found, looked_up
-    _note_unknown_secrets(trace, payload, query, raw.header_map)
+    _note_unknown_secrets(trace, payload, query)
     return GENERIC, looked_up
 
 
@@ -317,9 +317,7 @@ def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str]) -> Fiel
         raise Rejected(str(exc)) from None
 
 
-def _note_secrets(
-    trace: Trace, merchant: Merchant, payload: Tree, query: Tree, headers: Mapping[str, str]
-) -> None:
+def _note_secrets(trace: Trace, merchant: Merchant, payload: Tree, query: Tree) -> None:
     """What the log masks for this merchant: its secret, and whatever the request sent where
     a secret or signature goes (right or wrong), in the body, the query or a header (whose
     value the log then masks wherever else it appears)."""
@@ -333,9 +331,7 @@ def _note_secrets(
     trace.secrets.extend(values_at(paths, payload, query))
 
 
-def _note_unknown_secrets(
-    trace: Trace, payload: Tree, query: Tree, headers: Mapping[str, str]
-) -> None:
+def _note_unknown_secrets(trace: Trace, payload: Tree, query: Tree) -> None:
     """Without a merchant of the workspace the sender may be any platform: whatever sits in
     any preset's secret field or header is masked."""
     trace.secret_headers |= KNOWN_SECRET_HEADERS
