@@ -6,7 +6,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, TypeVar
 
 import typer
@@ -16,6 +16,7 @@ from trilha import accounts, workspaces
 from trilha.db.engine import make_engine
 from trilha.db.migrate import migrate
 from trilha.errors import TrilhaError
+from trilha.postbacks import unmatched
 from trilha.settings import Settings
 
 T = TypeVar("T")
@@ -26,9 +27,11 @@ cli = typer.Typer(
 user_cli = typer.Typer(help="Manage users.", no_args_is_help=True)
 workspace_cli = typer.Typer(help="Manage workspaces.", no_args_is_help=True)
 apikey_cli = typer.Typer(help="Manage API keys.", no_args_is_help=True)
+postbacks_cli = typer.Typer(help="Inspect postbacks.", no_args_is_help=True)
 cli.add_typer(user_cli, name="user")
 cli.add_typer(workspace_cli, name="workspace")
 cli.add_typer(apikey_cli, name="apikey")
+cli.add_typer(postbacks_cli, name="postbacks")
 
 
 def main() -> None:
@@ -161,3 +164,25 @@ def apikey_create(
     secret = _in_transaction(Settings(), work)
     typer.echo("API key (shown once; send it as `Authorization: Bearer <key>`):")
     typer.echo(secret)
+
+
+@postbacks_cli.command("unmatched")
+def postbacks_unmatched(
+    hours: Annotated[int, typer.Option(min=1, max=24 * 90, help="How far back to look.")] = 24,
+) -> None:
+    """Postbacks that matched no workspace: counts per source, and the samples kept."""
+    since = datetime.now(UTC) - timedelta(hours=hours)
+
+    async def work(
+        conn: AsyncConnection,
+    ) -> tuple[list[unmatched.SourceCount], list[unmatched.Sample]]:
+        return (
+            await unmatched.count_unmatched(conn, since=since),
+            await unmatched.list_samples(conn, since=since),
+        )
+
+    sources, samples = _in_transaction(Settings(), work)
+    total = sum(source.requests for source in sources)
+    typer.echo(f"{total} postbacks matched no workspace in the last {hours} hours.")
+    for line in unmatched.report_lines(sources, samples):
+        typer.echo(line)

@@ -7,10 +7,11 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.conversions import attach_orphans
 from trilha.postbacks.log import purge_log
+from trilha.postbacks.unmatched import MAX_SOURCES, count_unmatched, purge_unmatched
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +19,9 @@ ORPHAN_INTERVAL = 10.0  # seconds
 PURGE_EVERY = 360  # orphan rounds: once an hour
 
 
-async def run_maintenance(engine: AsyncEngine, *, retention: timedelta) -> None:
+async def run_maintenance(
+    engine: AsyncEngine, *, retention: timedelta, unmatched_retention: timedelta
+) -> None:
     rounds = 0
     while True:
         await asyncio.sleep(ORPHAN_INTERVAL)
@@ -27,9 +30,27 @@ async def run_maintenance(engine: AsyncEngine, *, retention: timedelta) -> None:
                 attached = await attach_orphans(conn, now=datetime.now(UTC))
                 if rounds % PURGE_EVERY == 0:
                     await purge_log(conn, older_than=datetime.now(UTC) - retention)
+                    await report_unmatched(conn, retention=unmatched_retention)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("maintenance round failed: %s", type(exc).__name__)
             continue
         if attached:
             log.info("attached %d orphan conversions to their clicks", attached)
         rounds += 1
+
+
+async def report_unmatched(conn: AsyncConnection, *, retention: timedelta) -> None:
+    """Trim the counts of postbacks that matched no workspace; log the last hour's, if any."""
+    now = datetime.now(UTC)
+    await purge_unmatched(conn, older_than=now - retention)
+    sources = await count_unmatched(conn, since=now - timedelta(hours=1), limit=MAX_SOURCES)
+    if not sources:
+        return
+    top = ", ".join(f"{s.source} ({s.requests})" for s in sources[:3])
+    log.warning(
+        "%d postbacks matched no workspace in the last hour (sources: %d; most: %s); "
+        "see `trilha postbacks unmatched`",
+        sum(s.requests for s in sources),
+        len(sources),
+        top,
+    )

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from ipaddress import ip_network
 from typing import Any
 
@@ -26,6 +27,15 @@ KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MAX_WINDOW = 7 * 24 * 60  # minutes: a week
 DEDUPE_MODES = ("txid", "click", "window", "allow_repeats")
 RULE_STATUSES = (*(s.value for s in Status), IGNORE)
+# A secret shorter than this is refused when set; one stored before the rule keeps working.
+MIN_SECRET = 16
+MAX_SECRET = 512
+
+
+class MerchantWarning(StrEnum):
+    """Something about a merchant that works but should be changed."""
+
+    SHORT_SECRET = "short_secret"  # noqa: S105 -- a warning's name; set before the minimum
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +52,7 @@ class MerchantRow:
     value_unit: str | None
     ip_allowlist: list[str]
     has_secret: bool
+    warnings: tuple[MerchantWarning, ...]
     dedupe_mode: str
     dedupe_window_minutes: int
     created_at: datetime
@@ -64,11 +75,16 @@ def _row(row: Any) -> MerchantRow:
         value_unit=row.value_unit,
         ip_allowlist=row.ip_allowlist,
         has_secret=bool(row.secret),
+        warnings=_warnings(row.secret),
         dedupe_mode=row.dedupe_mode,
         dedupe_window_minutes=row.dedupe_window_minutes,
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
+
+
+def _warnings(secret: str | None) -> tuple[MerchantWarning, ...]:
+    return (MerchantWarning.SHORT_SECRET,) if secret and len(secret) < MIN_SECRET else ()
 
 
 def merchant_config(row: Any) -> Merchant:
@@ -102,7 +118,7 @@ def check_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
             None if v in (None, "") else _choice(v, "value_unit", tuple(ValueUnit))
         ),
         "ip_allowlist": _allowlist,
-        "secret": lambda v: (str(v).strip() or None) if v else None,
+        "secret": _secret,
         "dedupe_mode": lambda v: _choice(v, "dedupe_mode", DEDUPE_MODES),
         "dedupe_window_minutes": _window,
     }
@@ -117,6 +133,18 @@ def _key(value: object) -> str:
     if not KEY.fullmatch(key):
         raise InvalidInput({"key": "use 1 to 40 lower-case letters, digits, '-' or '_'"})
     return key
+
+
+def _secret(value: object) -> str | None:
+    """None (no secret) for nothing or blanks; else a secret long enough not to be guessed."""
+    secret = str(value).strip() if value else ""
+    if not secret:
+        return None
+    if len(secret) < MIN_SECRET:
+        raise InvalidInput({"secret": f"must be at least {MIN_SECRET} characters"})
+    if len(secret) > MAX_SECRET:
+        raise InvalidInput({"secret": f"must be at most {MAX_SECRET} characters"})
+    return secret
 
 
 def _preset(value: object) -> str:

@@ -57,7 +57,13 @@ class Runtime:
         self.clicks.start()
         self.postbacks.start()
         retention = timedelta(days=self.settings.postback_log_retention_days)
-        self._upkeep = asyncio.create_task(run_maintenance(self.engine, retention=retention))
+        self._upkeep = asyncio.create_task(
+            run_maintenance(
+                self.engine,
+                retention=retention,
+                unmatched_retention=timedelta(hours=self.settings.unmatched_retention_hours),
+            )
+        )
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info("serving: %s database, %s event loop", self.engine.dialect.name, loop)
 

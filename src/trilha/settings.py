@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     postback_log_retention_days: int = Field(
         90, ge=1, le=3650, description="Days the postback log keeps each request."
     )
+    unmatched_retention_hours: int = Field(
+        72,
+        ge=1,
+        le=24 * 90,
+        description="Hours the counts and samples of postbacks that matched no workspace are kept.",
+    )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         "FULL",
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",

@@ -70,7 +70,7 @@ async def test_the_mapping_is_edited_without_redeploy(
     page: Page, db: AsyncEngine, owner: Account
 ) -> None:
     merchant = await make_merchant(
-        db, owner.workspace, key="loja", name="Loja", preset="generic", secret="antigo-segredo"
+        db, owner.workspace, key="loja", name="Loja", preset="generic", secret="antigo-segredo-9Xq"
     )
     await page.goto(f"/w/{owner.workspace.id}/merchants/{merchant.id}")
     window = page.locator("#field-dedupe_window_minutes")

@@ -23,7 +23,7 @@ from tests.postbacks.shop import (
 )
 from trilha.db.schema import conversions
 
-WEBHOOK_TOKEN = "k7wq2m9x4rtz"  # shown in Kiwify's panel; never sent in the request
+WEBHOOK_TOKEN = "k7wq2m9x4rtzb5n8"  # shown in Kiwify's panel; never sent in the request
 ORDER_ID = "9c1f6b2e-5d4a-4f3b-8e7c-1a2b3c4d5e6f"
 
 

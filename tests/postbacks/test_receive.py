@@ -12,7 +12,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_workspace
-from trilha.db.schema import clicks, conversion_status_history, conversions, postback_log
+from trilha.db.schema import (
+    clicks,
+    conversion_status_history,
+    conversions,
+    postback_log,
+    unmatched_postbacks,
+    unmatched_samples,
+)
 from trilha.workspaces import Workspace
 
 
@@ -196,9 +203,6 @@ async def test_an_unknown_click_is_kept_as_an_orphan(
 @pytest.mark.parametrize(
     ("params", "status_code", "reason"),
     [
-        ({"token": "wrong", "click_id": "x"}, 401, "unknown token"),
-        ({"token": "", "click_id": "x"}, 401, "no workspace token"),
-        ({"token": "{token}", "click_id": "{click_id}"}, 401, "unknown token"),
         ({"tipo": "venda"}, 400, "no click id"),
         ({"click_id": "{click_id}"}, 400, "unfilled macro"),
         ({"click_id": "[[subid]]"}, 400, "unfilled macro"),
@@ -233,6 +237,29 @@ async def test_it_answers_invalid_requests_with_a_precise_reason(
     assert (entry["outcome"], entry["reason"]) == ("invalid", response.json()["reason"])
 
 
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ({"token": "wrong", "click_id": "x"}, "unknown token"),
+        ({"token": "", "click_id": "x"}, "no workspace token"),
+        ({"token": "{token}", "click_id": "{click_id}"}, "unknown token"),
+    ],
+)
+async def test_it_answers_a_request_of_no_workspace_401_and_only_counts_it(
+    client: httpx.AsyncClient, db: AsyncEngine, params: dict[str, str], reason: str
+) -> None:
+    await make_workspace(db)
+
+    response = await client.get("/pb", params=params)
+
+    assert response.status_code == 401
+    assert response.json()["status"] == "invalid"
+    assert reason in response.json()["reason"]
+    assert await fetch_all(db, postback_log) == []
+    [counted] = await fetch_all(db, unmatched_postbacks)
+    assert counted["requests"] == 1
+
+
 async def test_a_wrong_token_never_echoes_the_token(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
@@ -241,8 +268,8 @@ async def test_a_wrong_token_never_echoes_the_token(
     response = await client.get("/pb", params={"token": "secret-guess-123", "click_id": "c"})
 
     assert "secret-guess-123" not in response.text
-    [entry] = await fetch_all(db, postback_log)
-    assert "secret-guess-123" not in json.dumps(entry, default=str)
+    [sample] = await fetch_all(db, unmatched_samples)
+    assert "secret-guess-123" not in json.dumps(sample, default=str)
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ async def test_replay_refuses_requests_that_failed_authentication(
             key="shop",
             name="Shop",
             preset="generic",
-            secret="s3cret-value",
+            secret="s3cret-value-Jd82w",
             now=now(),
         )
     response = await client.get(

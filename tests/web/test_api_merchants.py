@@ -15,7 +15,7 @@ from trilha.db.schema import conversions, merchants
 from trilha.postbacks.presets import PRESETS
 from trilha.workspaces import Role
 
-SECRET = "hottok9Secret"
+SECRET = "hottok9Secret-Xq7w"
 
 
 def merchants_url(workspace_id: str) -> str:

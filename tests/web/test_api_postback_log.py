@@ -16,7 +16,7 @@ from trilha.db.schema import postback_log
 from trilha.postbacks.log import MASK
 from trilha.workspaces import Role
 
-HOTTOK = "hottok9Secret77"
+HOTTOK = "hottok9Secret77-Lm4"
 
 
 def log_url(workspace_id: str) -> str:

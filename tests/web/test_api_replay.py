@@ -13,7 +13,7 @@ from tests.web.sales import click, create_merchant, postback
 from trilha.db.schema import conversions, postback_log
 from trilha.workspaces import Role, Workspace
 
-SECRET = "shopSecret42"
+SECRET = "shopSecret42-Vn8k"
 
 
 def replay_url(workspace: Workspace) -> str:

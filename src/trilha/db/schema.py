@@ -356,3 +356,37 @@ postback_log = Table(
     Index("ix_postback_log_workspace_time", "workspace_id", "received_at"),
     Index("ix_postback_log_received", "received_at"),
 )
+
+# Postbacks no workspace claims (no token, an unknown one, a host that is no custom domain):
+# counted per source and hour, never stored whole (see trilha.postbacks.unmatched).
+unmatched_postbacks = Table(
+    "unmatched_postbacks",
+    metadata,
+    Column("hour", Timestamp, primary_key=True),
+    Column("source", String(45), primary_key=True),  # an IP, an IPv6 /64, or "other"
+    Column("requests", Integer, nullable=False),
+    Column("sampled", Boolean, nullable=False),  # whether its first requests are kept as samples
+    Column("first_at", Timestamp, nullable=False),
+    Column("last_at", Timestamp, nullable=False),
+    Index("ix_unmatched_postbacks_last", "last_at"),
+)
+
+# The first few unmatched postbacks of a source each hour: cut short, secrets masked.
+unmatched_samples = Table(
+    "unmatched_samples",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("hour", Timestamp, nullable=False),
+    Column("source", String(45), nullable=False),
+    Column("received_at", Timestamp, nullable=False),
+    Column("source_ip", String(45), nullable=False),
+    Column("method", String(8), nullable=False),
+    Column("path", String(200), nullable=False),
+    Column("host", String(253), nullable=False),
+    Column("query", Text, nullable=False),
+    Column("headers", JSON, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("body_bytes", Integer, nullable=False),  # the size received; ``body`` may be cut
+    Column("reason", Text, nullable=False),
+    Index("ix_unmatched_samples_hour", "hour"),
+)

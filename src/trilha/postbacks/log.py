@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -23,10 +23,16 @@ if TYPE_CHECKING:
     from trilha.postbacks.receive import Trace
 
 MASK = "********"
-MIN_SECRET_LENGTH = 4
+# Shorter secrets are masked only where they are a whole value (a query or form value, a JSON
+# string or number, a header): masked inside longer words, "abc" would also hide every "abc"
+# of a product name, and left alone it stayed readable.
+WHOLE_VALUE_BELOW = 8
 MASKER_CACHE_SIZE = 256
 STORED_BODY_LIMIT = 256 * 1024
 _PERCENT = re.compile(r"%[0-9A-F]{2}")
+# What may stand right before and right after a whole value in a query, form, JSON or header.
+_VALUE_START = r"(?<![^\s=:\"'\[,&?])"
+_VALUE_END = r"(?![^\s&\"',}\]])"
 # Headers that carry credentials whatever the merchant: masked whole.
 SECRET_HEADERS = frozenset(
     {
@@ -43,10 +49,12 @@ SECRET_HEADERS = frozenset(
 
 def mask(text: str, secrets: list[str]) -> str:
     """Replace every occurrence of each secret, however the request spelled it; longest first,
-    so no part of one survives.
+    so no part of one survives. A short secret is replaced where it is a whole value.
 
-    >>> mask("token=abc123&x=1&s=p%2Bq%2F1", ["abc123", "p+q/1"])
+    >>> mask("token=abc123def&x=1&s=p%2Bq%2F1", ["abc123def", "p+q/1"])
     'token=********&x=1&s=********'
+    >>> mask('{"k": "abc", "name": "abcde"}', ["abc"])
+    '{"k": "********", "name": "abcde"}'
     """
     return secret_masker(secrets)(text)
 
@@ -60,14 +68,19 @@ def secret_masker(secrets: list[str]) -> Callable[[str], str]:
 def _masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
     # Most postbacks of a workspace carry the same secrets (its token, a merchant's key).
     spellings = {
-        spelling
+        (spelling, len(secret) < WHOLE_VALUE_BELOW)
         for secret in secrets
-        if len(secret) >= MIN_SECRET_LENGTH
+        if secret
         for spelling in _spellings(secret)
     }
     if not spellings:
         return str
-    pattern = re.compile("|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True)))
+    pattern = re.compile(
+        "|".join(
+            f"{_VALUE_START}{re.escape(s)}{_VALUE_END}" if whole else re.escape(s)
+            for s, whole in sorted(spellings, key=lambda item: len(item[0]), reverse=True)
+        )
+    )
     return lambda text: pattern.sub(MASK, text)
 
 
@@ -83,6 +96,22 @@ def _spellings(secret: str) -> set[str]:
     return texts | encoded
 
 
+def header_secrets(headers: Iterable[tuple[str, str]], names: Collection[str]) -> list[str]:
+    """The values of the headers that carry a secret, to mask wherever else they appear."""
+    return [value for name, value in headers if value and (name in SECRET_HEADERS or name in names)]
+
+
+def mask_headers(
+    headers: Iterable[tuple[str, str]], hide: Callable[[str], str], names: Collection[str]
+) -> list[list[str]]:
+    """Headers as stored: those that carry a secret (``names`` or SECRET_HEADERS) masked whole,
+    the others with any secret in them masked."""
+    return [
+        [name, MASK if name in SECRET_HEADERS or name in names else hide(value)]
+        for name, value in headers
+    ]
+
+
 async def write_log(
     conn: AsyncConnection,
     raw: RawPostback,
@@ -92,7 +121,7 @@ async def write_log(
     processing_us: int,
     replay_of: str | None,
 ) -> None:
-    hide = secret_masker(trace.secrets)
+    hide = secret_masker([*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)])
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
     await insert_row(
@@ -106,10 +135,7 @@ async def write_log(
             "method": raw.method,
             "path": raw.path[:200],
             "query": hide(raw.query),
-            "headers": [
-                [name, MASK if name in SECRET_HEADERS else hide(value)]
-                for name, value in raw.headers
-            ],
+            "headers": mask_headers(raw.headers, hide, trace.secret_headers),
             "body": hide(body),
             "body_truncated": raw.body_too_large or len(raw.body) > STORED_BODY_LIMIT,
             "source_ip": raw.source_ip,

@@ -2,15 +2,16 @@
 
 identify the workspace → read the payload → choose the merchant → check IP and secret → map the
 fields → find the click → record (dedupe, status change) → log, all in the caller's transaction.
+A request that matches no workspace is only counted (see trilha.postbacks.unmatched).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -33,29 +34,17 @@ from trilha.postbacks.outcome import Outcome, Rejected, Result
 from trilha.postbacks.payload import (
     PayloadError,
     Tree,
-    get_path,
     merge_query,
     pairs_to_tree,
     parse_form,
 )
 from trilha.postbacks.payload import parse_body as parse_body_fields
-from trilha.postbacks.preset import IGNORE
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.preset import IGNORE, AuthKind
 from trilha.postbacks.raw import RawPostback
+from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
+from trilha.postbacks.unmatched import record_unmatched
 
 T = TypeVar("T")
-
-# Every field a preset reads a secret from: masked when no merchant of the workspace applies.
-KNOWN_SECRET_FIELDS: Final = tuple(
-    sorted(
-        {
-            path
-            for preset in PRESETS.values()
-            for path in (*preset.paths.get("secret", ()), *preset.secret_names)
-        }
-    )
-)
-
 
 # Built once: SQLAlchemy then compiles each only once, and the hot path skips building them.
 _WORKSPACE = select(workspaces.c.id, workspaces.c.currency, workspaces.c.postback_token)
@@ -74,6 +63,7 @@ class Trace:
     workspace_id: str | None = None
     merchant_id: str | None = None
     secrets: list[str] = field(default_factory=list)
+    secret_headers: set[str] = field(default_factory=set)  # stored masked whole
     auth_failed: bool = False
     fields: Fields | None = None
     click_id: str | None = None
@@ -118,6 +108,10 @@ async def receive_postback(
         result = await _process(conn, raw, trace, replay, reads or SetupReads())
     except Rejected as exc:
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
+    if trace.workspace_id is None:
+        # No workspace's log to write it to: counted and sampled for the operator.
+        await record_unmatched(conn, raw, result.reason, trace.secrets)
+        return result
     result = replace(result, postback_id=trace.postback_id)
     elapsed_us = int((time.perf_counter() - started) * 1_000_000)
     await write_log(
@@ -134,10 +128,10 @@ async def receive_postback(
 async def _process(
     conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None, reads: SetupReads
 ) -> Result:
-    if raw.body_too_large:
-        raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
     query = _query_tree(raw)
     workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace, reads)
+    if raw.body_too_large:
+        raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
     payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
     merchant, looked_up = await _choose_merchant(
         conn, workspace_id, raw, query, payload, trace, reads
@@ -145,7 +139,7 @@ async def _process(
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
-    trace.secrets.extend(_secret_values(merchant, payload, query))
+    _note_secrets(trace, merchant, payload, query)
     if not merchant.allows_ip(raw.source_ip):
         raise Rejected(f"IP {raw.source_ip} is not in the merchant's allowlist", http_status=403)
     if replay is None:
@@ -283,7 +277,7 @@ async def _choose_merchant(
             lambda: load_merchant(conn, workspace_id, key=str(key)),
         )
         if merchant is None:
-            trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
+            _note_unknown_secrets(trace, payload, query)
             raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
         return merchant, None
     looked_up = None
@@ -297,7 +291,7 @@ async def _choose_merchant(
             )
             if found is not None:
                 return found, looked_up
-    trace.secrets.extend(_values_at(KNOWN_SECRET_FIELDS, payload, query))
+    _note_unknown_secrets(trace, payload, query)
     return GENERIC, looked_up
 
 
@@ -323,16 +317,22 @@ def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str]) -> Fiel
         raise Rejected(str(exc)) from None
 
 
-def _secret_values(merchant: Merchant, payload: Tree, query: Tree) -> list[str]:
+def _note_secrets(trace: Trace, merchant: Merchant, payload: Tree, query: Tree) -> None:
+    """What the log masks for this merchant: its secret, and whatever the request sent where
+    a secret or signature goes (right or wrong), in the body, the query or a header (whose
+    value the log then masks wherever else it appears)."""
     paths = (*merchant.paths("secret"), *merchant.preset.secret_names, "signature")
-    return [v for v in (merchant.secret or "", *_values_at(paths, payload, query)) if v]
+    names = {path.lower() for path in paths}
+    if merchant.preset.auth is AuthKind.HMAC_SHA256_HEADER:
+        names.add(merchant.preset.auth_param.lower())
+    trace.secret_headers |= names
+    if merchant.secret:
+        trace.secrets.append(merchant.secret)
+    trace.secrets.extend(values_at(paths, payload, query))
 
 
-def _values_at(paths: Iterable[str], payload: Tree, query: Tree) -> list[str]:
-    values = []
-    for path in paths:
-        for source in (payload, query):
-            value = get_path(source, path)
-            if isinstance(value, str) and value:
-                values.append(value)
-    return values
+def _note_unknown_secrets(trace: Trace, payload: Tree, query: Tree) -> None:
+    """Without a merchant of the workspace the sender may be any platform: whatever sits in
+    any preset's secret field or header is masked."""
+    trace.secret_headers |= KNOWN_SECRET_HEADERS
+    trace.secrets.extend(values_at(KNOWN_SECRET_FIELDS, payload, query))

@@ -14,7 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trilha.conversion_lookup import Conversion, StatusChange
 from trilha.event_types import NAME as EVENT_TYPE_NAME
-from trilha.merchants import KEY, MAX_WINDOW, MerchantRow
+from trilha.merchants import (
+    KEY,
+    MAX_SECRET,
+    MAX_WINDOW,
+    MIN_SECRET,
+    MerchantRow,
+    MerchantWarning,
+)
 from trilha.money import ValueUnit
 from trilha.postbacks.outcome import Outcome
 from trilha.postbacks.preset import AuthKind, Preset, Status
@@ -33,6 +40,10 @@ ValueChoice = Literal["gross", "net"]
 DedupeMode = Literal["txid", "click", "window", "allow_repeats"]
 MERCHANT_KEY_RULES: dict[str, Any] = {"pattern": either_case(KEY.pattern)}
 WINDOW_RULES: dict[str, Any] = {"minimum": 1, "maximum": MAX_WINDOW}
+# Blank (no secret), or MIN_SECRET to MAX_SECRET characters once the spaces around are trimmed.
+SECRET_RULES: dict[str, Any] = {
+    "pattern": rf"^\s*$|^\s*\S[\s\S]{{{MIN_SECRET - 2},{MAX_SECRET - 2}}}\S\s*$"
+}
 NEXT_BEFORE = Field(description="Pass as `before` for the next page; null on the last page.")
 
 
@@ -65,8 +76,11 @@ class MerchantIn(Input):
     ip_allowlist: list[str] = Field(
         default_factory=list, description="IPs or CIDR networks; empty: any address."
     )
-    secret: str | None = Field(
-        None, description="The platform's token, hottok or key. Write-only: never answered."
+    secret: str | None = checked(
+        None,
+        description=f"The platform's token, hottok or key, {MIN_SECRET} to {MAX_SECRET} "
+        "characters. Write-only: never answered.",
+        **SECRET_RULES,
     )
     dedupe_mode: DedupeMode = "txid"
     dedupe_window_minutes: int = checked(
@@ -84,7 +98,11 @@ class MerchantPatch(Patch):
     value_choice: ValueChoice | None = None
     value_unit: ValueUnit | None = None
     ip_allowlist: list[str] | None = None
-    secret: str | None = Field(None, description="null removes the secret.")
+    secret: str | None = checked(
+        None,
+        description=f"A new secret ({MIN_SECRET} to {MAX_SECRET} characters); null removes it.",
+        **SECRET_RULES,
+    )
     dedupe_mode: DedupeMode | None = None
     dedupe_window_minutes: int | None = checked(None, **WINDOW_RULES)
 
@@ -100,6 +118,11 @@ class MerchantOut(Answer):
     value_unit: ValueUnit | None
     ip_allowlist: list[str]
     has_secret: bool = Field(description="Whether postbacks must carry the merchant's secret.")
+    warnings: list[MerchantWarning] = Field(
+        description="What works but should be changed. `short_secret`: the secret was set "
+        f"before secrets needed {MIN_SECRET} characters; it still authenticates, but can be "
+        "guessed: set a longer one in the platform and here."
+    )
     dedupe_mode: DedupeMode
     dedupe_window_minutes: int
     created_at: UtcDatetime

@@ -15,6 +15,7 @@ from trilha.event_types import event_type_names
 from trilha.merchants import (
     DEDUPE_MODES,
     MAX_WINDOW,
+    MIN_SECRET,
     RULE_STATUSES,
     MerchantRow,
     create_merchant,
@@ -223,6 +224,7 @@ async def merchant_form(
         "statuses": RULE_STATUSES,
         "dedupe_modes": DEDUPE_MODES,
         "max_window": MAX_WINDOW,
+        "min_secret": MIN_SECRET,
         "value_units": [unit.value for unit in ValueUnit],
         "blank_rules": 1 if values["rules"] else 2,
         "trial_values": {
