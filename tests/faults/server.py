@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 import httpx
 
 STARTUP_TIMEOUT = 30.0
+# granian's line for each worker process it starts, the first one and every replacement.
+SPAWNED = re.compile(r"Spawning worker-(\d+) with PID: (\d+)")
 
 
 def free_port() -> int:
@@ -99,7 +102,7 @@ class Server:
 
     def kill(self) -> None:
         """SIGKILL the server and every worker at once, as a crash would."""
-        workers = self.worker_pids()
+        workers = self.running_workers().values()
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
@@ -109,8 +112,11 @@ class Server:
         while any(map(is_running, workers)) and time.monotonic() < deadline:
             time.sleep(0.02)
 
-    def worker_pids(self) -> set[int]:
-        return children_of(self.process.pid)
+    def running_workers(self) -> dict[int, int]:
+        """Worker number → process id, for the workers of this server that are running."""
+        children = children_of(self.process.pid)
+        spawned = ((int(number), int(pid)) for number, pid in SPAWNED.findall(self.log()))
+        return {number: pid for number, pid in spawned if pid in children}
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

@@ -40,25 +40,26 @@ async def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(
     await make_campaign(
         db, await make_workspace(db), slug="lp", offer_url="https://o.example.com/?c={click_id}"
     )
-    workers = server.worker_pids()
-    assert len(workers) == 2
-    dead = min(workers)
+    workers = server.running_workers()
+    assert sorted(workers) == [1, 2]
+    dead = workers[1]
 
     os.kill(dead, signal.SIGKILL)
     while is_running(dead):
         time.sleep(0.01)
     acknowledged = [click(server) for _ in range(20)]
     deadline = time.monotonic() + REPLACEMENT_TIMEOUT
-    while len(server.worker_pids() - workers) < 1 and time.monotonic() < deadline:
+    while server.running_workers().get(1, dead) == dead and time.monotonic() < deadline:
         acknowledged.append(click(server))
         time.sleep(0.05)
     acknowledged += [click(server) for _ in range(20)]
 
     assert server.process.poll() is None
-    [replacement] = server.worker_pids() - workers
-    assert server.worker_pids() == workers - {dead} | {replacement}
+    replacement = server.running_workers().get(1, dead)
+    assert replacement not in workers.values()
+    assert server.running_workers() == {1: replacement, 2: workers[2]}
     log = server.log()
-    assert "Unexpected exit from worker-" in log
-    assert f"with PID: {replacement}" in log
+    assert "Unexpected exit from worker-1" in log
+    assert f"Spawning worker-1 with PID: {replacement}" in log
     stored = {row["id"] for row in await fetch_all(db, clicks)}
     assert stored == set(acknowledged)
