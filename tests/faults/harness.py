@@ -198,11 +198,13 @@ async def run_faults(
         await asyncio.to_thread(server.start)
         run = Run(server, campaign.slug, workspace.postback_token, seed)
         try:
-            await asyncio.gather(
-                run.killer(kills, say),
-                *(run.clicker() for _ in range(CLICKERS)),
-                *(run.postbacker() for _ in range(POSTBACKERS)),
-            )
+            # A failure in any task (a server that does not start again) cancels the others.
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(run.killer(kills, say))
+                for _ in range(CLICKERS):
+                    tasks.create_task(run.clicker())
+                for _ in range(POSTBACKERS):
+                    tasks.create_task(run.postbacker())
             await run.resend_unacknowledged()
         finally:
             server.kill()
