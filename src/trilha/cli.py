@@ -97,6 +97,10 @@ def serve(
         address=settings.host,
         port=settings.port,
         workers=settings.workers,
+        # A worker that dies is replaced at once and the others keep serving; granian logs
+        # "Unexpected exit from worker-N", then "Spawning worker-N with PID: <new pid>". A worker
+        # that dies again within seconds of its restart (one that cannot start) stops the server.
+        respawn_failed_workers=True,
         log_level=settings.log_level,  # type: ignore[arg-type]
     ).serve()
 

@@ -1,0 +1,1 @@
+"""`trilha serve` as a real process, killed: the fault harness and the dead-worker tests."""
