@@ -22,6 +22,8 @@ from sqlalchemy import JSON, Connection, CursorResult, Dialect, Executable, Tabl
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.db.bounds import max_lengths
+
 T = TypeVar("T")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
@@ -179,10 +181,10 @@ async def execute(conn: AsyncConnection, sql: str, parameters: Mapping[str, Any]
 async def insert_row(
     conn: AsyncConnection, table: Table, row: Mapping[str, Any], *, returning: str = ""
 ) -> Any:
-    """INSERT ``row`` into ``table``, naming the columns it has. ``returning`` may add an
-    ``ON CONFLICT`` clause and must then end in a ``RETURNING`` list, whose first row (or None)
-    is returned."""
-    processors = bind_processors(table, conn.dialect)
+    """INSERT ``row`` into ``table``, naming the columns it has, each value cut to its column's
+    length. ``returning`` may add an ``ON CONFLICT`` clause and must then end in a
+    ``RETURNING`` list, whose first row (or None) is returned."""
+    processors = _preparers(table, conn.dialect)
     values = {
         name: value if (convert := processors[name]) is None else convert(value)
         for name, value in row.items()
@@ -192,6 +194,25 @@ async def insert_row(
         return await fetch_one(conn, sql, values)
     await execute(conn, sql, values)
     return None
+
+
+@lru_cache(maxsize=32)
+def _preparers(table: Table, dialect: Dialect) -> dict[str, Callable[[Any], Any] | None]:
+    """bind_processors, with each bounded text column's value first cut to its length."""
+    limits = max_lengths(table)
+    return {
+        name: convert if name not in limits else _bounding(limits[name], convert)
+        for name, convert in bind_processors(table, dialect).items()
+    }
+
+
+def _bounding(limit: int, convert: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    def bound(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > limit:
+            value = value[:limit]
+        return value if convert is None else convert(value)
+
+    return bound
 
 
 @lru_cache(maxsize=256)
