@@ -1,5 +1,6 @@
 """A database trigger that refuses some inserts: a real cause of a failing row (or statement)
-that no bounding of values can prevent, on SQLite and PostgreSQL alike."""
+that no bounding of values can prevent, on SQLite and PostgreSQL alike. The error is no
+constraint violation (which some callers answer as a conflict) and quotes no value."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ async def refuse_inserts(db: AsyncEngine, table: str, *, when: str = "TRUE") -> 
             await conn.execute(
                 text(
                     f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} WHEN {when} "
-                    "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+                    "BEGIN SELECT json('refused'); END"  # "malformed JSON"
                 )
             )
             return

@@ -100,8 +100,16 @@ class Cursor:
         gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
         if gone:
             self._conn.invalidate(error)
+        # Parameters hidden, as on every engine (db.engine, db.migrate): they hold tokens, password
+        # hashes and e-mails, which must not reach a log or a traceback.
         raise DBAPIError.instance(
-            sql, parameters, error, base, connection_invalidated=gone, dialect=dialect
+            sql,
+            parameters,
+            error,
+            base,
+            hide_parameters=True,
+            connection_invalidated=gone,
+            dialect=dialect,
         ) from error
 
 
