@@ -12,7 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.refusals import refuse_inserts
@@ -20,6 +21,7 @@ from tests.test_serve import trilha_serve
 from trilha.accounts import create_setup_token
 from trilha.db.driver import Cursor, driver_sql
 from trilha.db.engine import blocking_engine, make_engine
+from trilha.db.schema import users
 from trilha.ids import hash_secret
 
 EMAIL = "canary-owner-7d41@example.com"
@@ -110,3 +112,42 @@ async def test_a_failing_statement_in_trilha_serve_logs_none_of_its_parameters(
     assert "INSERT INTO users" in output
     for secret in _secrets(token):
         assert secret not in output
+
+
+async def test_a_constraint_violation_shows_none_of_the_row_it_quotes(
+    database_url: str, db: AsyncEngine
+) -> None:
+    # PostgreSQL's DETAIL line quotes the key ("Key (email)=(...) already exists").
+    row = {"id": "u1", "email": EMAIL, "password_hash": PASSWORD, "created_at": datetime.now(UTC)}
+    async with db.begin() as arrange:
+        await arrange.execute(insert(users), row)
+    shown: list[BaseException] = []
+
+    with pytest.raises(IntegrityError) as through_sqlalchemy:
+        async with db.begin() as again:
+            await again.execute(insert(users), {**row, "id": "u2"})
+    shown.append(through_sqlalchemy.value)
+    engine = make_engine(database_url)
+    blocking = blocking_engine(engine)
+    try:
+        with blocking.connect() as conn, conn.begin():
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            with pytest.raises(IntegrityError) as on_the_driver_cursor:
+                Cursor(conn, driver.cursor()).execute(
+                    driver_sql(
+                        "INSERT INTO users (id, email, password_hash, created_at) "
+                        "VALUES ('u3', :email, :hash, :at)",
+                        conn.dialect.paramstyle,
+                    ),
+                    {"email": EMAIL, "hash": PASSWORD, "at": "2026-01-01T00:00:00+00:00"},
+                )
+            shown.append(on_the_driver_cursor.value)
+    finally:
+        blocking.dispose()
+        await engine.dispose()
+
+    text = "".join("".join(traceback.format_exception(error)) for error in shown)
+    assert text.count("INSERT INTO users") == 2
+    assert EMAIL not in text
+    assert PASSWORD not in text

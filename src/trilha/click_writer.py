@@ -119,10 +119,9 @@ def _one_by_one(conn: Connection, requests: list[ClickRequest]) -> list[Outcome 
 
 
 def _reason(exc: SQLAlchemyError) -> str:
-    """The database's message, without its DETAIL lines (they quote the row's values)."""
+    """The database's message (its first line: see db.driver.without_detail)."""
     if isinstance(exc, DBAPIError):
-        first_line = str(exc.orig).partition("\n")[0]
-        return f"{type(exc.orig).__name__}: {first_line}"
+        return f"{type(exc.orig).__name__}: {exc.orig}"
     return type(exc).__name__
 
 

@@ -18,7 +18,19 @@ from contextlib import suppress
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import JSON, Connection, CursorResult, Dialect, Executable, Table, TextClause, text
+from sqlalchemy import (
+    JSON,
+    Connection,
+    CursorResult,
+    Dialect,
+    Engine,
+    Executable,
+    Table,
+    TextClause,
+    event,
+    text,
+)
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -28,6 +40,28 @@ T = TypeVar("T")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 Parameters = Mapping[str, Any] | Sequence[Any]
+
+
+def without_detail(error: BaseException) -> None:
+    """Keep only the first line of a PostgreSQL error's message: its DETAIL and CONTEXT lines
+    quote the row's values ("Key (email)=(...) already exists"), which must not reach a log or
+    a traceback any more than the statement's parameters (hidden on every engine). The fields
+    stay readable in ``error.diag``.
+
+    >>> error = ValueError('duplicate key\\nDETAIL:  Key (email)=(a@b.c) already exists.')
+    >>> without_detail(error); error.args
+    ('duplicate key',)
+    """
+    if error.args and isinstance(message := error.args[0], str) and "\n" in message:
+        error.args = (message.partition("\n")[0], *error.args[1:])
+
+
+@event.listens_for(Engine, "handle_error")
+def _hide_detail(context: ExceptionContext) -> None:
+    """Every engine's driver errors, and SQLAlchemy's message built from them."""
+    without_detail(context.original_exception)
+    if context.sqlalchemy_exception is not None:
+        without_detail(context.sqlalchemy_exception)
 
 
 class _DriverCursor(Protocol):
@@ -97,6 +131,7 @@ class Cursor:
             self._cursor.close()
         if not isinstance(error, base):
             return
+        without_detail(error)
         gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
         if gone:
             self._conn.invalidate(error)
