@@ -131,10 +131,11 @@ class Cursor:
             self._cursor.close()
         if not isinstance(error, base):
             return
-        without_detail(error)
+        # Read whole, as SQLAlchemy reads it before its handle_error listeners run.
         gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
         if gone:
             self._conn.invalidate(error)
+        without_detail(error)
         # Parameters hidden, as on every engine (db.engine, db.migrate): they hold tokens, password
         # hashes and e-mails, which must not reach a log or a traceback.
         raise DBAPIError.instance(
