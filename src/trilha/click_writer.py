@@ -1,14 +1,24 @@
 """Clicks are stored by group commit (see trilha.group_commit): each redirect waits for the
-commit that holds its click, so a 302 is never sent for a click that was not stored."""
+commit that holds its click, so a 302 is never sent for a click that was not stored.
+
+A batch is written in one go (one COPY on PostgreSQL). When one of its statements fails, the
+batch's transaction is rolled back, before any commit, and its clicks are written again one by
+one, each in a savepoint of one transaction: a click that cannot be stored costs only itself,
+and none is stored twice.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from trilha.clicks import ClickRequest, build_click, offer_url, record_clicks
-from trilha.db.driver import as_async, run_blocking
+from trilha.db.driver import as_async, driver_cursor, run_blocking
+from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.ids import mint_click_id
 from trilha.links import Fallback, Link, resolve_link
@@ -21,6 +31,12 @@ class Redirect:
 
 
 Outcome = Redirect | Fallback
+
+log = logging.getLogger(__name__)
+
+
+class _BatchFailed(Exception):
+    """A statement of the batch failed: its transaction is rolled back, nothing was committed."""
 
 
 class ClickWriter:
@@ -42,8 +58,16 @@ class ClickWriter:
         """What a click would do, recording nothing (HEAD requests from link-preview bots)."""
         return await self._writer.transaction(lambda conn: _preview(conn, request))
 
-    async def _commit(self, requests: list[ClickRequest]) -> list[Outcome]:
-        return await self._writer.transaction(lambda conn: _write_batch(conn, requests))
+    async def _commit(self, requests: list[ClickRequest]) -> Sequence[Outcome | Exception]:
+        try:
+            return await self._writer.transaction(lambda conn: _whole_batch(conn, requests))
+        except _BatchFailed as failed:
+            log.warning(
+                "click writer: batch of %d failed (%s); storing its clicks one by one",
+                len(requests),
+                type(failed.__cause__).__name__,
+            )
+        return await self._writer.transaction(lambda conn: _one_by_one(conn, requests))
 
 
 def _targets(
@@ -58,6 +82,47 @@ def _targets(
             link = resolve_link(as_async(conn), host=request.host, slug=request.slug)
             targets[key] = run_blocking(link)
     return targets
+
+
+def _whole_batch(conn: Connection, requests: list[ClickRequest]) -> Sequence[Outcome]:
+    try:
+        return _write_batch(conn, requests)
+    except Exception as exc:  # any fault in one click: found and kept to it by _one_by_one
+        if conn.invalidated:  # the database is gone: no point in trying each click
+            raise
+        raise _BatchFailed from exc
+
+
+def _one_by_one(conn: Connection, requests: list[ClickRequest]) -> list[Outcome | Exception]:
+    """Each click in a savepoint of its own (on the driver's cursor, as the postback writer
+    does); one that fails is rolled back alone and answered with its error."""
+    cursor = driver_cursor(conn)
+    outcomes: list[Outcome | Exception] = []
+    for request in requests:
+        cursor.execute("SAVEPOINT click")
+        outcome: Outcome | Exception
+        try:
+            [outcome] = _write_batch(conn, [request])
+        except SQLAlchemyError as exc:
+            if conn.invalidated:
+                raise
+            cursor.execute("ROLLBACK TO SAVEPOINT click")
+            log.error("click not stored: %s", _reason(exc))
+            outcome = StorageUnavailable("the click could not be stored")
+        except Exception as exc:  # a fault in one click must not sink the others
+            cursor.execute("ROLLBACK TO SAVEPOINT click")
+            log.exception("click failed")
+            outcome = exc
+        cursor.execute("RELEASE SAVEPOINT click")
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    """The database's message (its first line: see db.driver.without_detail)."""
+    if isinstance(exc, DBAPIError):
+        return f"{type(exc.orig).__name__}: {exc.orig}"
+    return type(exc).__name__
 
 
 def _write_batch(conn: Connection, requests: list[ClickRequest]) -> list[Outcome]:

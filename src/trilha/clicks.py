@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Connection, Dialect, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.db.bounds import max_lengths
 from trilha.db.driver import Cursor, bind_processors, driver_cursor, driver_sql
 from trilha.db.schema import DIMENSIONS, clicks
 from trilha.errors import NotFound
@@ -28,7 +29,13 @@ UNIQUE_WINDOW = timedelta(hours=24)
 MAX_PARAMS = 64
 MAX_NAME_LENGTH = 64
 MAX_VALUE_LENGTH = 1024
+# In a click's params: the names of the query parameters (and headers) cut to their limits.
+CUT_NOTE = "_trilha_cut"
 _DIMENSIONS = frozenset(DIMENSIONS)
+# The bounded columns a click fills from what the visitor sent (the device's names are bounded
+# by visitors.parse_device; the other bounded columns hold trilha's own ids).
+_IP_LENGTH = max_lengths(clicks)["ip"]
+_COUNTRY_LENGTH = max_lengths(clicks)["country"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +47,7 @@ class ClickRequest:
     visitor: Visitor
     params: Mapping[str, str]
     now: datetime
+    cut: Sequence[str] = ()  # what was cut to its limit, noted in the click's params
 
 
 def query_params(query: str) -> dict[str, str]:
@@ -49,48 +57,73 @@ def query_params(query: str) -> dict[str, str]:
     >>> query_params("sub1=a&sub1=b&x%00=y+z&flag&=v")
     {'sub1': 'a', 'x': 'y z', 'flag': ''}
     """
+    return read_query(query)[0]
+
+
+def read_query(query: str) -> tuple[dict[str, str], list[str]]:
+    """``query_params``, and the names of the parameters whose name or value was cut.
+
+    >>> read_query(f"sub1={'x' * 2000}&sub2=b")[1]
+    ['sub1']
+    """
     params: dict[str, str] = {}
+    cut: list[str] = []
     for piece in query.split("&"):
         name, _, value = piece.partition("=")
         if "%" in name or "+" in name:
             name = unquote_plus(name, errors="replace")
-        name = name.replace("\x00", "")[:MAX_NAME_LENGTH]
+        name = name.replace("\x00", "")
+        name_cut = len(name) > MAX_NAME_LENGTH
+        if name_cut:
+            name = name[:MAX_NAME_LENGTH]
         if not name or name in params:
             continue
         if len(params) == MAX_PARAMS:
             break
         if "%" in value or "+" in value:
             value = unquote_plus(value, errors="replace")
-        params[name] = value.replace("\x00", "")[:MAX_VALUE_LENGTH]
-    return params
+        value = value.replace("\x00", "")
+        if name_cut or len(value) > MAX_VALUE_LENGTH:
+            value = value[:MAX_VALUE_LENGTH]
+            cut.append(name)
+        params[name] = value
+    return params, cut
 
 
 def build_click(
     link: Link, request: ClickRequest, *, click_id: str, visitor_key: str, is_unique: bool
 ) -> dict[str, Any]:
     """The click row: the columns every click fills, plus the ad dimensions its query parameters
-    (or the traffic source's own names for them) fill; the other parameters go into ``params``."""
+    (or the traffic source's own names for them) fill; the other parameters go into ``params``,
+    with a note of what was cut."""
     visitor = request.visitor
     device = visitor.device
     params = request.params
     consumed = link.consumed
+    ip, country = visitor.ip, visitor.country
+    if len(ip) > _IP_LENGTH:  # an IPv6 address with a long zone ("fe80::1%...")
+        ip = ip[:_IP_LENGTH]
+    if len(country) > _COUNTRY_LENGTH:  # a user-supplied MaxMind database
+        country = country[:_COUNTRY_LENGTH]
     row: dict[str, Any] = {
         "id": click_id,
         "workspace_id": link.workspace_id,
         "campaign_id": link.campaign_id,
         "created_at": request.now,
-        "ip": visitor.ip,
+        "ip": ip,
         "user_agent": visitor.user_agent,
         "visitor_key": visitor_key,
         "device_type": device.device_type,
         "os": device.os,
         "browser": device.browser,
-        "country": visitor.country,
+        "country": country,
         "referrer": visitor.referrer,
         "is_bot": device.is_bot,
         "is_unique": is_unique,
         "params": {k: v for k, v in params.items() if k not in consumed},
     }
+    if request.cut:
+        row["params"][CUT_NOTE] = list(request.cut)
     if link.source_id is not None:
         row["source_id"] = link.source_id
     for name, value in params.items():

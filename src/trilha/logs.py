@@ -32,3 +32,5 @@ def configure_logging(settings: Settings) -> None:
     logger.handlers[:] = [handler]
     logger.setLevel(settings.log_level.upper())
     logger.propagate = False
+    # aiosqlite's debug lines quote every statement with its parameters (tokens, e-mails).
+    logging.getLogger("aiosqlite").setLevel(logging.INFO)

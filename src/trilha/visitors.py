@@ -12,6 +12,8 @@ from ipaddress import IPv4Address, IPv6Address, ip_address
 import iptocc
 import ua_parser
 
+from trilha.db.bounds import bounded, max_lengths
+from trilha.db.schema import clicks
 from trilha.settings import Network
 
 UA_CACHE_SIZE = 2000
@@ -28,6 +30,8 @@ BOT_PATTERN = re.compile(
 )
 TABLET_PATTERN = re.compile(r"ipad|tablet|kindle|silk/|playbook|sm-t\d|tab\b", re.IGNORECASE)
 MOBILE_OS = frozenset({"Android", "iOS", "Windows Phone", "BlackBerry OS", "KaiOS", "HarmonyOS"})
+_OS_LENGTH = max_lengths(clicks)["os"]
+_BROWSER_LENGTH = max_lengths(clicks)["browser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +59,16 @@ class Visitor:
 
 @lru_cache(maxsize=UA_CACHE_SIZE)
 def parse_device(user_agent: str) -> Device:
-    """Classify a user agent; an empty one is a bot (browsers always send one).
+    """Classify a user agent; an empty one is a bot (browsers always send one). The names are
+    cut to their columns' lengths: the parser takes them from the user agent, which a visitor
+    writes (cut once here, since the result is cached).
 
     >>> parse_device("curl/8.5.0")
     Device(device_type='bot', os='Other', browser='curl', is_bot=True)
     """
     result = ua_parser.parse(user_agent)
-    browser = result.user_agent.family if result.user_agent else "Other"
-    os_name = result.os.family if result.os else "Other"
+    browser = bounded(result.user_agent.family, _BROWSER_LENGTH) if result.user_agent else "Other"
+    os_name = bounded(result.os.family, _OS_LENGTH) if result.os else "Other"
     device_family = result.device.family if result.device else "Other"
     is_bot = (
         not user_agent.strip() or device_family == "Spider" or bool(BOT_PATTERN.search(user_agent))

@@ -18,14 +18,50 @@ from contextlib import suppress
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import JSON, Connection, CursorResult, Dialect, Executable, Table, TextClause, text
+from sqlalchemy import (
+    JSON,
+    Connection,
+    CursorResult,
+    Dialect,
+    Engine,
+    Executable,
+    Table,
+    TextClause,
+    event,
+    text,
+)
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
+
+from trilha.db.bounds import max_lengths
 
 T = TypeVar("T")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 Parameters = Mapping[str, Any] | Sequence[Any]
+
+
+def without_detail(error: BaseException) -> None:
+    """Keep only the first line of a PostgreSQL error's message: its DETAIL and CONTEXT lines
+    quote the row's values ("Key (email)=(...) already exists"), which must not reach a log or
+    a traceback any more than the statement's parameters (hidden on every engine). The fields
+    stay readable in ``error.diag``.
+
+    >>> error = ValueError('duplicate key\\nDETAIL:  Key (email)=(a@b.c) already exists.')
+    >>> without_detail(error); error.args
+    ('duplicate key',)
+    """
+    if error.args and isinstance(message := error.args[0], str) and "\n" in message:
+        error.args = (message.partition("\n")[0], *error.args[1:])
+
+
+@event.listens_for(Engine, "handle_error")
+def _hide_detail(context: ExceptionContext) -> None:
+    """Every engine's driver errors, and SQLAlchemy's message built from them."""
+    without_detail(context.original_exception)
+    if context.sqlalchemy_exception is not None:
+        without_detail(context.sqlalchemy_exception)
 
 
 class _DriverCursor(Protocol):
@@ -95,11 +131,21 @@ class Cursor:
             self._cursor.close()
         if not isinstance(error, base):
             return
+        # Read whole, as SQLAlchemy reads it before its handle_error listeners run.
         gone = dialect.is_disconnect(error, self._conn.connection.dbapi_connection, None)
         if gone:
             self._conn.invalidate(error)
+        without_detail(error)
+        # Parameters hidden, as on every engine (db.engine, db.migrate): they hold tokens, password
+        # hashes and e-mails, which must not reach a log or a traceback.
         raise DBAPIError.instance(
-            sql, parameters, error, base, connection_invalidated=gone, dialect=dialect
+            sql,
+            parameters,
+            error,
+            base,
+            hide_parameters=True,
+            connection_invalidated=gone,
+            dialect=dialect,
         ) from error
 
 
@@ -179,10 +225,10 @@ async def execute(conn: AsyncConnection, sql: str, parameters: Mapping[str, Any]
 async def insert_row(
     conn: AsyncConnection, table: Table, row: Mapping[str, Any], *, returning: str = ""
 ) -> Any:
-    """INSERT ``row`` into ``table``, naming the columns it has. ``returning`` may add an
-    ``ON CONFLICT`` clause and must then end in a ``RETURNING`` list, whose first row (or None)
-    is returned."""
-    processors = bind_processors(table, conn.dialect)
+    """INSERT ``row`` into ``table``, naming the columns it has, each value cut to its column's
+    length. ``returning`` may add an ``ON CONFLICT`` clause and must then end in a
+    ``RETURNING`` list, whose first row (or None) is returned."""
+    processors = _preparers(table, conn.dialect)
     values = {
         name: value if (convert := processors[name]) is None else convert(value)
         for name, value in row.items()
@@ -192,6 +238,25 @@ async def insert_row(
         return await fetch_one(conn, sql, values)
     await execute(conn, sql, values)
     return None
+
+
+@lru_cache(maxsize=32)
+def _preparers(table: Table, dialect: Dialect) -> dict[str, Callable[[Any], Any] | None]:
+    """bind_processors, with each bounded text column's value first cut to its length."""
+    limits = max_lengths(table)
+    return {
+        name: convert if name not in limits else _bounding(limits[name], convert)
+        for name, convert in bind_processors(table, dialect).items()
+    }
+
+
+def _bounding(limit: int, convert: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    def bound(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > limit:
+            value = value[:limit]
+        return value if convert is None else convert(value)
+
+    return bound
 
 
 @lru_cache(maxsize=256)

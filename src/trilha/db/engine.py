@@ -48,11 +48,13 @@ def is_sqlite(engine: AsyncEngine) -> bool:
 def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> AsyncEngine:
     url = async_url(url)
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_async_engine(url, pool_size=4, max_overflow=4)
+        engine = create_async_engine(url, pool_size=4, max_overflow=4, hide_parameters=True)
         _configure_sqlite(engine.sync_engine, sqlite_synchronous)
         _sqlite_synchronous[engine.sync_engine] = sqlite_synchronous
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    return create_async_engine(
+        url, pool_size=10, max_overflow=10, pool_pre_ping=True, hide_parameters=True
+    )
 
 
 def blocking_engine(engine: AsyncEngine) -> Engine:
@@ -65,8 +67,10 @@ def blocking_engine(engine: AsyncEngine) -> Engine:
     """
     url = sync_url(engine.url.render_as_string(hide_password=False))
     if not is_sqlite(engine):
-        return create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True)
-    twin = create_engine(url, pool_size=1, max_overflow=0)
+        return create_engine(
+            url, pool_size=1, max_overflow=0, pool_pre_ping=True, hide_parameters=True
+        )
+    twin = create_engine(url, pool_size=1, max_overflow=0, hide_parameters=True)
     _configure_sqlite(twin, _sqlite_synchronous.get(engine.sync_engine, "FULL"))
     return twin
 

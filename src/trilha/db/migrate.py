@@ -23,7 +23,7 @@ def alembic_config(url: str) -> Config:
 def migrate(url: str, revision: str = "head") -> None:
     """Upgrade the database at ``url`` to ``revision``, creating the SQLite file if needed."""
     config = alembic_config(url)
-    engine = create_engine(config.attributes["url"])
+    engine = create_engine(config.attributes["url"], hide_parameters=True)
     try:
         with engine.begin() as conn:
             config.attributes["connection"] = conn

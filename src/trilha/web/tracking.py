@@ -10,11 +10,11 @@ from urllib.parse import quote
 from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.click_writer import Redirect
-from trilha.clicks import ClickRequest, query_params
+from trilha.clicks import ClickRequest, read_query
 from trilha.errors import StorageUnavailable
 from trilha.runtime import Runtime
 from trilha.visitors import Visitor, client_ip, parse_device
-from trilha.web.asgi import Receive, Scope, Send, header_map, send_html
+from trilha.web.asgi import MAX_HEADER_VALUE, Receive, Scope, Send, header_map, send_html
 
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 LOCATION_SAFE = string.punctuation.replace('"', "").replace("<", "").replace(">", "")
@@ -67,20 +67,28 @@ def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
     peer = scope["client"][0] if scope.get("client") else "0.0.0.0"  # noqa: S104 -- unknown peer
     ip = client_ip(peer, headers.get(b"x-forwarded-for"), runtime.settings.trusted_proxies)
     user_agent = headers.get(b"user-agent", "")
+    referrer = headers.get(b"referer", "")
     visitor = Visitor(
         ip=ip,
         user_agent=user_agent,
-        referrer=headers.get(b"referer", ""),
+        referrer=referrer,
         device=parse_device(user_agent),
         country=runtime.countries(ip),
     )
     query = scope.get("query_string", b"").decode("utf-8", "replace")
+    params, cut = read_query(query)
+    # A header that reaches header_map's cap may have been cut there: noted as cut.
+    if len(referrer) >= MAX_HEADER_VALUE:
+        cut.append("referrer")
+    if len(user_agent) >= MAX_HEADER_VALUE:
+        cut.append("user_agent")
     return ClickRequest(
         host=request_host(headers.get(b"host", "")),
         slug=slug,
         visitor=visitor,
-        params=query_params(query),
+        params=params,
         now=datetime.now(UTC),
+        cut=cut,
     )
 
 
