@@ -96,7 +96,12 @@ async def test_clicks_and_reads_are_served_while_more_slow_uploads_than_connecti
     workspace, secret, _ = await owner_with_key_and_session(db)
     await make_campaign(db, workspace, slug="lp", offer_url="https://o.example.com/")
 
-    with trilha_serve(database_url, tmp_path) as (base, _), slow_uploads(base, 25, "/login", {}):
+    postback = f"/postback?token={workspace.postback_token}"
+    with (
+        trilha_serve(database_url, tmp_path) as (base, _),
+        slow_uploads(base, 25, "/login", {}),
+        slow_uploads(base, 5, postback, {}),
+    ):
         time.sleep(1)  # every upload has begun
         clicks = [httpx.get(f"{base}/r/lp", timeout=ANSWER_TIMEOUT) for _ in range(3)]
         me = httpx.get(f"{base}/api/v1/me", headers=bearer(secret), timeout=ANSWER_TIMEOUT)

@@ -90,6 +90,8 @@ async def api_answer(
         return await client.get(
             f"/api/v1/workspaces/{workspace.id}/postbacks?txid=T%00", headers=owner.headers
         )
+    if where == "header":
+        return await client.get("/api/v1/me", headers={**owner.headers, "x-note": "a\x00b"})
     if where == "path":
         return await client.get(
             f"/api/v1/workspaces/{workspace.id}%00/sources", headers=owner.headers
@@ -101,7 +103,8 @@ async def api_answer(
 
 
 @pytest.mark.parametrize(
-    ("where", "error"), [("query", "query"), ("path", "path"), ("json", "body")]
+    ("where", "error"),
+    [("query", "query"), ("header", "header x-note"), ("path", "path"), ("json", "body")],
 )
 async def test_a_nul_anywhere_in_an_api_request_answers_400_naming_where(
     client: httpx.AsyncClient, db: AsyncEngine, where: str, error: str
@@ -150,6 +153,11 @@ async def test_a_dashboard_request_that_is_no_text_answers_400(
         ("", b"txid=T%001&click_id=abc", "application/x-www-form-urlencoded"),
         ("", b"txid=T\x001&click_id=abc", "application/x-www-form-urlencoded"),
         ("", b'{"txid": "T\\u00001", "click_id": "abc"}', "application/json"),
+        (
+            "",
+            b'--b\r\nContent-Disposition: form-data; name="txid"\r\n\r\nT\x001\r\n--b--\r\n',
+            "multipart/form-data; boundary=b",
+        ),
     ],
 )
 async def test_a_postback_with_a_nul_is_logged_invalid_with_400(
