@@ -11,7 +11,7 @@ from tests.factories import PASSWORD, make_api_key, make_user, now
 from trilha.accounts import (
     authenticate,
     create_setup_token,
-    find_api_key_user,
+    find_api_key,
     find_session,
     is_setup_token_valid,
     revoke_api_key,
@@ -61,10 +61,12 @@ async def test_api_keys_are_stored_hashed_and_stop_working_when_revoked(db: Asyn
     async with db.begin() as conn:
         [row] = (await conn.execute(select(api_keys))).mappings().all()
         assert secret not in row.values()
-        assert await find_api_key_user(conn, secret, now=now()) == user
+        found = await find_api_key(conn, secret)
+        assert found is not None
+        assert found.user == user
         await revoke_api_key(conn, user, row["id"], now=now())
     async with db.connect() as conn:
-        assert await find_api_key_user(conn, secret, now=now()) is None
+        assert await find_api_key(conn, secret) is None
 
 
 async def test_sessions_expire(db: AsyncEngine) -> None:

@@ -6,13 +6,12 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all
-from trilha.accounts import find_api_key_user
+from trilha.accounts import find_api_key
 from trilha.db.schema import memberships, users, workspaces
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -77,9 +76,9 @@ async def test_it_creates_a_user_a_workspace_and_an_api_key(trilha: Run, db: Asy
     assert membership["role"] == "owner"
     secret = key.stdout.strip().splitlines()[-1]
     async with db.connect() as conn:
-        found = await find_api_key_user(conn, secret, now=datetime.now(UTC))
+        found = await find_api_key(conn, secret)
     assert found is not None
-    assert found.email == "ana@example.com"
+    assert found.user.email == "ana@example.com"
 
 
 def test_it_explains_bad_input_without_a_traceback(trilha: Run) -> None:

@@ -29,9 +29,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def trilha_serve(database_url: str, cwd: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def trilha_serve(
+    database_url: str, cwd: Path, **settings: str
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The server on a free port; ``settings`` are more TRILHA_* values, by lower-case name."""
     port = free_port()
     env = {**os.environ, "TRILHA_DATABASE_URL": database_url, "TRILHA_PORT": str(port)}
+    env.update({f"TRILHA_{name.upper()}": value for name, value in settings.items()})
     process = subprocess.Popen(
         [sys.executable, "-m", "trilha", "serve"],
         cwd=cwd,

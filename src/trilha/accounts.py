@@ -19,6 +19,9 @@ from trilha.validation import NAME_MAX, require_email, require_password, require
 SESSION_LIFETIME = timedelta(days=14)
 API_KEY_PREFIX = "trk_"
 LOCALES = ("pt-BR", "en")
+# An API key's last use is recorded at most this often: a request that only reads then rarely
+# needs a write of its own.
+KEY_USE_PRECISION = timedelta(minutes=1)
 
 _hasher = PasswordHasher()  # argon2id with the library's current parameters
 # Verified against when the e-mail is unknown, so a login takes as long either way.
@@ -47,6 +50,19 @@ class ApiKey:
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHolder:
+    """The user an API key acts as, and when the key was last used."""
+
+    user: User
+    key_id: str
+    last_used_at: datetime | None
+
+    def is_use_due(self, now: datetime) -> bool:
+        """Whether this use should be recorded (see KEY_USE_PRECISION)."""
+        return self.last_used_at is None or now - self.last_used_at >= KEY_USE_PRECISION
 
 
 def _user(row: object) -> User:
@@ -205,19 +221,22 @@ async def revoke_api_key(conn: AsyncConnection, user: User, key_id: str, *, now:
         raise NotFound("API key not found")
 
 
-async def find_api_key_user(conn: AsyncConnection, secret: str, *, now: datetime) -> User | None:
-    key_hash = hash_secret(secret)
+async def find_api_key(conn: AsyncConnection, secret: str) -> KeyHolder | None:
+    """The live key with this secret; only reads (see record_api_key_use)."""
     row = (
         await conn.execute(
-            select(users, api_keys.c.id.label("key_id"))
+            select(users, api_keys.c.id.label("key_id"), api_keys.c.last_used_at)
             .join(api_keys, api_keys.c.user_id == users.c.id)
-            .where(api_keys.c.key_hash == key_hash, api_keys.c.revoked_at.is_(None))
+            .where(api_keys.c.key_hash == hash_secret(secret), api_keys.c.revoked_at.is_(None))
         )
     ).first()
     if row is None:
         return None
-    await conn.execute(update(api_keys).where(api_keys.c.id == row.key_id).values(last_used_at=now))
-    return _user(row)
+    return KeyHolder(user=_user(row), key_id=row.key_id, last_used_at=row.last_used_at)
+
+
+async def record_api_key_use(conn: AsyncConnection, key_id: str, *, now: datetime) -> None:
+    await conn.execute(update(api_keys).where(api_keys.c.id == key_id).values(last_used_at=now))
 
 
 async def create_setup_token(conn: AsyncConnection, *, now: datetime) -> str:

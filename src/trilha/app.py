@@ -17,17 +17,19 @@ from trilha.web import tracking
 from trilha.web.api import router as api_router
 from trilha.web.asgi import Receive, Scope, Send
 from trilha.web.dashboard import router as dashboard_router
+from trilha.web.edge import Edge
 from trilha.web.errors import install_error_handlers
 from trilha.web.postback import is_postback_path, postback
 
 
 class TrilhaApp:
     """Sends the hot paths (/r/..., /postback, /pb) straight to bare ASGI handlers; the rest
-    goes to FastAPI."""
+    goes to FastAPI, through the edge that reads and checks request bodies first."""
 
     def __init__(self, runtime: Runtime, web: FastAPI) -> None:
         self.runtime = runtime
         self.web = web
+        self.edge = Edge(runtime, web)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -38,7 +40,7 @@ class TrilhaApp:
             if is_postback_path(path):
                 await postback(self.runtime, scope, receive, send)
                 return
-        await self.web(scope, receive, send)
+        await self.edge(scope, receive, send)
 
 
 def create_app(settings: Settings | None = None) -> TrilhaApp:

@@ -6,6 +6,9 @@ TrilhaError
  ├── NotAuthenticated      no valid session or API key (401)
  ├── Conflict              it would break a uniqueness rule, e.g. a slug in use (409)
  ├── InvalidInput          a value is malformed; carries field-level messages (422)
+ │    └── InvalidText      a value is no text a database can store: a NUL, bad UTF-8 (400)
+ ├── BodyTooLarge          the request body is over its route's limit (413)
+ ├── BodyTimeout           the request body did not arrive in time (408)
  └── StorageUnavailable    the database could not be reached or did not commit (503)
 """
 
@@ -48,6 +51,21 @@ class InvalidInput(TrilhaError):
     def __init__(self, fields: Mapping[str, str]) -> None:
         super().__init__("; ".join(f"{name}: {msg}" for name, msg in fields.items()))
         self.fields = dict(fields)
+
+
+class InvalidText(InvalidInput):
+    """A permanent fault of the request (400), named where it was: a NUL character, bytes that
+    are no UTF-8, a lone UTF-16 surrogate."""
+
+    status_code = 400
+
+
+class BodyTooLarge(TrilhaError):
+    status_code = 413
+
+
+class BodyTimeout(TrilhaError):
+    status_code = 408
 
 
 class StorageUnavailable(TrilhaError):

@@ -7,11 +7,12 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.click_writer import ClickWriter
-from trilha.db.engine import is_sqlite, make_engine
+from trilha.db.engine import is_sqlite, make_engine, reading
 from trilha.group_commit import BlockingWriter
 from trilha.maintenance import run_maintenance
 from trilha.postbacks.writer import PostbackWriter
@@ -46,6 +47,11 @@ class Runtime:
             postback_writer=postback_writer,
             countries=CountryLookup(settings.geoip_database),
         )
+
+    @cached_property
+    def read_engine(self) -> AsyncEngine:
+        """The engine for transactions that only read (on SQLite: no write lock)."""
+        return reading(self.engine)
 
     @property
     def _writers(self) -> list[BlockingWriter]:

@@ -45,6 +45,19 @@ class Settings(BaseSettings):
         le=16 * 1024 * 1024,
         description="Largest postback body accepted, in bytes; larger ones get 413.",
     )
+    request_body_limit: int = Field(
+        1024 * 1024,
+        ge=16 * 1024,
+        le=64 * 1024 * 1024,
+        description="Largest request body the API and the dashboard accept, in bytes; larger "
+        "ones get 413.",
+    )
+    request_body_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Seconds a request's whole body may take to arrive; slower ones get 408.",
+    )
     postback_log_retention_days: int = Field(
         90, ge=1, le=3650, description="Days the postback log keeps each request."
     )

@@ -17,13 +17,19 @@ MAX_URL = 4096
 NAME_MAX = 120  # names of workspaces, sources, merchants, API keys, users
 TEXT_MAX = 200
 TIMEZONES = frozenset(available_timezones())
-NOT_TEXT = "a string holds a lone UTF-16 surrogate (an escape such as \\ud800), which is not text"
+NOT_TEXT = (
+    "a string holds a NUL character or a lone UTF-16 surrogate (an escape such as \\u0000 or "
+    "\\ud800), which is not text"
+)
 
 
 def is_text(value: object) -> bool:
-    """False when a string in ``value`` (a JSON value: names and items too) cannot be UTF-8:
-    JSON's ``\\ud800`` escape decodes to such a string, which no database can store."""
+    """False when a string in ``value`` (a JSON value: names and items too) holds a NUL or
+    cannot be UTF-8: JSON's ``\\u0000`` and ``\\ud800`` escapes decode to such strings, which
+    no database can store (PostgreSQL refuses NUL in text)."""
     if isinstance(value, str):
+        if "\x00" in value:
+            return False
         if value.isascii():
             return True
         try:

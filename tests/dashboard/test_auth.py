@@ -171,7 +171,7 @@ async def test_a_form_whose_charset_gives_no_text_is_refused_not_failed(
             headers={"content-type": f"multipart/form-data; boundary=b; charset={charset}"},
         )
 
-    assert response.status_code == 422
+    assert response.status_code == 400
     [workspace] = await fetch_all(db, workspaces)
     assert workspace["name"] == "Loja da Ana"
 

@@ -10,6 +10,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
+# Execution option of an engine whose transactions only read (see reading()).
+READS_ONLY = "trilha_reads_only"
 
 # The synchronous mode each SQLite engine was made with, for its blocking twin.
 _sqlite_synchronous: WeakKeyDictionary[Engine, str] = WeakKeyDictionary()
@@ -57,6 +59,12 @@ def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> AsyncEngine:
     )
 
 
+def reading(engine: AsyncEngine) -> AsyncEngine:
+    """The same engine and pool for transactions that only read: on SQLite they begin deferred,
+    so they never take (nor wait for) the write lock; WAL lets them read while another writes."""
+    return engine.execution_options(**{READS_ONLY: True})
+
+
 def blocking_engine(engine: AsyncEngine) -> Engine:
     """A blocking engine with one connection to the same database (for SQLite, the same file
     with the same pragmas).
@@ -94,6 +102,7 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        # Take the write lock up front: a deferred transaction that later writes can fail with
-        # SQLITE_BUSY without waiting for the busy timeout.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers take the write lock up front: a deferred transaction that later writes can
+        # fail with SQLITE_BUSY without waiting for the busy timeout. Readers never need it.
+        reads_only = conn.get_execution_options().get(READS_ONLY, False)
+        conn.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")

@@ -123,6 +123,15 @@ def _check_shape(value: object, *, depth: int, budget: list[int]) -> None:
         _check_shape(child, depth=depth + 1, budget=budget)
 
 
+def _refuse_nul(pairs: list[tuple[str, str]]) -> None:
+    for name, value in pairs:
+        if "\x00" in name or "\x00" in value:
+            shown = name.replace("\x00", "%00")[:40]
+            raise PayloadError(
+                f"the field {shown!r} holds a NUL character (%00), which is not text"
+            )
+
+
 def parse_form(text: str) -> list[tuple[str, str]]:
     """Name-value pairs of a query string or urlencoded body, at most MAX_FIELDS of them, as
     parse_qsl reads them (blank values kept); only text with ``%`` or ``+`` is decoded.
@@ -133,12 +142,15 @@ def parse_form(text: str) -> list[tuple[str, str]]:
     if text.count("&") >= MAX_FIELDS:
         raise PayloadError(f"the request has more than {MAX_FIELDS} fields")
     if "%" in text or "+" in text:
-        return parse_qsl(text, keep_blank_values=True)
-    pairs = []
-    for piece in text.split("&"):
-        if piece:
-            name, _, value = piece.partition("=")
-            pairs.append((name, value))
+        pairs = parse_qsl(text, keep_blank_values=True)
+    else:
+        pairs = []
+        for piece in text.split("&"):
+            if piece:
+                name, _, value = piece.partition("=")
+                pairs.append((name, value))
+    if "%00" in text or "\x00" in text:
+        _refuse_nul(pairs)
     return pairs
 
 

@@ -1,4 +1,4 @@
-"""RawPostback: a postback request exactly as received, read from ASGI within a size limit."""
+"""RawPostback: a postback request exactly as received."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-from trilha.web.asgi import Receive, Scope
+from trilha.web.asgi import Scope
 
 
 @dataclass(frozen=True)
@@ -33,24 +33,6 @@ class RawPostback:
     @property
     def content_type(self) -> str:
         return self.header_map.get("content-type", "")
-
-
-async def read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
-    """The body, stopping at ``limit`` bytes (chunked bodies too); True when it was larger."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks), False
 
 
 def scope_headers(scope: Scope) -> tuple[tuple[str, str], ...]:

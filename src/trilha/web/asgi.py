@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from html import escape
 from typing import Any
@@ -22,6 +23,40 @@ def header_map(scope: Scope, wanted: Iterable[bytes]) -> dict[bytes, str]:
         if name in names and name not in found:
             found[name] = value[:MAX_HEADER_VALUE].decode("latin-1").replace("\x00", "")
     return found
+
+
+async def read_body(receive: Receive, limit: int, *, timeout: float) -> tuple[bytes, bool] | None:
+    """The body, stopping at ``limit`` bytes (chunked bodies too), and True when it was larger;
+    None when the client went away. TimeoutError when the whole body took over ``timeout``
+    seconds to arrive."""
+    chunks: list[bytes] = []
+    size = 0
+    async with asyncio.timeout(timeout):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks), False
+
+
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives the body already read, then listens on for the client leaving."""
+    pending = True
+
+    async def replayed() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 async def send_html(

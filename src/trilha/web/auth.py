@@ -1,4 +1,5 @@
-"""Who is asking: an API key (`Authorization: Bearer`) or a dashboard session cookie.
+"""Who is asking: an API key (`Authorization: Bearer`) or a dashboard session cookie; and the
+request's transaction.
 
 Cookie-authenticated requests that change something must carry the session's CSRF token, in the
 `X-CSRF-Token` header (htmx, fetch) or a `csrf_token` form field (plain forms).
@@ -14,7 +15,14 @@ from typing import Annotated
 from fastapi import Depends, Request, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.accounts import Session, User, find_api_key_user, find_session
+from trilha.accounts import (
+    KeyHolder,
+    Session,
+    User,
+    find_api_key,
+    find_session,
+    record_api_key_use,
+)
 from trilha.errors import NotAuthenticated, PermissionDenied
 from trilha.runtime import Runtime
 
@@ -29,8 +37,14 @@ def runtime_of(request: Request) -> Runtime:
 
 
 async def db(request: Request) -> AsyncIterator[AsyncConnection]:
-    """One transaction per request, committed when the handler returns without raising."""
-    async with runtime_of(request).engine.begin() as conn:
+    """One transaction per request, committed when the handler returns without raising.
+
+    The request's whole body is in memory by then (trilha.web.edge), so no transaction waits on
+    a slow client. A GET or HEAD only reads: on SQLite its transaction takes no write lock.
+    """
+    runtime = runtime_of(request)
+    engine = runtime.read_engine if request.method in SAFE_METHODS else runtime.engine
+    async with engine.begin() as conn:
         yield conn
 
 
@@ -53,20 +67,51 @@ def check_csrf(request: Request, session: Session, form_token: str | None = None
         raise PermissionDenied("missing or wrong CSRF token; reload the page and try again")
 
 
+def bearer_secret(request: Request) -> str | None:
+    scheme, _, secret = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return secret.strip() or None
+
+
+async def verify_caller(request: Request, conn: AsyncConnection, *, api: bool) -> None:
+    """NotAuthenticated unless the request carries a live API key (``api`` only) or session:
+    the check made before a body is read (it only reads)."""
+    secret = bearer_secret(request) if api else None
+    if secret is not None:
+        if await find_api_key(conn, secret) is None:
+            raise NotAuthenticated("invalid or revoked API key")
+    elif await current_session(request, conn) is None:
+        raise NotAuthenticated("send an API key as `Authorization: Bearer <key>`")
+
+
 async def api_user(request: Request, conn: Db) -> User:
     """The API caller: a Bearer API key, or a dashboard session with its CSRF header."""
-    authorization = request.headers.get("authorization", "")
-    scheme, _, secret = authorization.partition(" ")
-    if scheme.lower() == "bearer" and secret.strip():
-        user = await find_api_key_user(conn, secret.strip(), now=datetime.now(UTC))
-        if user is None:
+    secret = bearer_secret(request)
+    if secret is not None:
+        holder = await find_api_key(conn, secret)
+        if holder is None:
             raise NotAuthenticated("invalid or revoked API key")
-        return user
+        await _record_key_use(request, conn, holder)
+        return holder.user
     session = await current_session(request, conn)
     if session is None:
         raise NotAuthenticated("send an API key as `Authorization: Bearer <key>`")
     check_csrf(request, session)
     return session.user
+
+
+async def _record_key_use(request: Request, conn: AsyncConnection, holder: KeyHolder) -> None:
+    """In the request's transaction when it writes anyway; a request that only reads records it
+    in a short write of its own, and only when due, so reads seldom wait for the write lock."""
+    now = datetime.now(UTC)
+    if not holder.is_use_due(now):
+        return
+    if request.method not in SAFE_METHODS:
+        await record_api_key_use(conn, holder.key_id, now=now)
+        return
+    async with runtime_of(request).engine.begin() as write:
+        await record_api_key_use(write, holder.key_id, now=now)
 
 
 ApiUser = Annotated[User, Depends(api_user)]

@@ -9,14 +9,15 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.errors import StorageUnavailable
-from trilha.postbacks.raw import RawPostback, read_body, scope_headers
+from trilha.postbacks.raw import RawPostback, scope_headers
 from trilha.runtime import Runtime
 from trilha.visitors import client_ip
-from trilha.web.asgi import Receive, Scope, Send
+from trilha.web.asgi import Receive, Scope, Send, read_body
 from trilha.web.tracking import request_host
 
 MERCHANT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 PATHS = ("/postback", "/pb")
+CLOSE = [(b"connection", b"close")]
 
 
 def is_postback_path(path: str) -> bool:
@@ -34,15 +35,33 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         if not MERCHANT_KEY.fullmatch(merchant_key):
             await send_json(send, 404, {"status": "invalid", "reason": "unknown path"})
             return
-    limit = runtime.settings.postback_body_limit
-    body, too_large = await read_body(receive, limit)
+    settings = runtime.settings
+    limit = settings.postback_body_limit
     headers = scope_headers(scope)
     header_map = dict(reversed(headers))
+    declared = header_map.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        body, too_large = b"", True  # refused (and logged) before a byte of it is read
+    elif declared == "0" or (declared is None and _sends_no_body(scope, header_map)):
+        body, too_large = b"", False  # a GET, most often: nothing to wait for
+    else:
+        try:
+            read = await read_body(receive, limit, timeout=settings.request_body_timeout)
+        except TimeoutError:
+            reason = f"the body did not arrive within {settings.request_body_timeout:g} s"
+            await send_json(send, 408, {"status": "invalid", "reason": reason}, extra=CLOSE)
+            return
+        if read is None:
+            return  # the sender hung up before its body arrived: no one to answer
+        body, too_large = read
+    query = scope.get("query_string", b"").decode("utf-8", "replace")
+    if "\x00" in query:  # stored escaped, and refused by the query's parser with a reason
+        query = query.replace("\x00", "%00")
     peer = scope["client"][0] if scope.get("client") else "0.0.0.0"  # noqa: S104 -- unknown peer
     raw = RawPostback(
         method=scope["method"],
         path=scope["path"],
-        query=scope.get("query_string", b"").decode("utf-8", "replace"),
+        query=query,
         headers=headers,
         body=body,
         source_ip=client_ip(
@@ -65,6 +84,11 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         )
         return
     await send_json(send, result.http_status, result.answer())
+
+
+def _sends_no_body(scope: Scope, header_map: dict[str, str]) -> bool:
+    """HTTP/1 sends a body only with a length or chunked; HTTP/2 may send one with neither."""
+    return "transfer-encoding" not in header_map and scope.get("http_version") != "2"
 
 
 async def send_json(

@@ -1,8 +1,9 @@
-"""The API's route class: a JSON body whose escapes decode to no text is refused up front.
+"""The API's route class: a JSON body whose strings are no text is refused up front with 400.
 
-JSON may spell a lone UTF-16 surrogate (``"\\ud800"``); Python reads it into a string that no
-database and no UTF-8 answer can hold, so it would fail deep inside as a 500. Every router of
-the API uses ``ApiRoute``, and such a body answers 422 like any other malformed JSON.
+JSON may spell a NUL (``"\\u0000"``) or a lone UTF-16 surrogate (``"\\ud800"``); Python reads
+them into strings that no database (PostgreSQL refuses NUL) and no UTF-8 answer can hold, so
+they would fail deep inside as a 500. Every router of the API uses ``ApiRoute``; the body is
+parsed once, before any dependency takes a connection, and FastAPI reuses what was parsed.
 """
 
 from __future__ import annotations
@@ -14,17 +15,30 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from trilha.errors import InvalidText
 from trilha.validation import NOT_TEXT, is_text
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
-class TextJsonRequest(Request):
-    async def json(self) -> Any:
-        value = await super().json()
-        if not is_text(value):
-            raise json.JSONDecodeError(NOT_TEXT, "", 0)
-        return value
+def is_json(request: Request) -> bool:
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+async def check_json_text(request: Request) -> None:
+    """InvalidText when the JSON body holds a string that is no text; malformed JSON is left
+    for FastAPI to answer 422 as usual."""
+    if not is_json(request) or not await request.body():
+        return
+    try:
+        value = await request.json()
+    except UnicodeDecodeError:
+        raise InvalidText({"body": "is not UTF-8 text"}) from None
+    except (json.JSONDecodeError, RecursionError):
+        return
+    if not is_text(value):
+        raise InvalidText({"body": NOT_TEXT})
 
 
 class ApiRoute(APIRoute):
@@ -32,6 +46,7 @@ class ApiRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def handle(request: Request) -> Response:
-            return await handler(TextJsonRequest(request.scope, request.receive))
+            await check_json_text(request)
+            return await handler(request)
 
         return handle

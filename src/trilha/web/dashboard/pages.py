@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 from starlette.datastructures import FormData
 
 from trilha.accounts import Session, User
-from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from trilha.errors import Conflict, InvalidInput, InvalidText, NotFound, PermissionDenied
 from trilha.i18n import Translator, negotiate_locale, translator
 from trilha.ids import new_secret
 from trilha.settings import Settings
@@ -142,9 +142,9 @@ async def submitted_form(request: Request) -> FormData:
     try:
         form = await request.form()
     except UnicodeError:
-        raise InvalidInput({"form": "the form's charset cannot be read"}) from None
+        raise InvalidText({"form": "the form's charset cannot be read"}) from None
     if not all(is_text(name) and is_text(value) for name, value in form.multi_items()):
-        raise InvalidInput({"form": NOT_TEXT})
+        raise InvalidText({"form": NOT_TEXT})
     return form
 
 

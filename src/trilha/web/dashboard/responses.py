@@ -120,14 +120,14 @@ class DashboardRoute(APIRoute):
             try:
                 return await handler(request)
             except LoginRequired:
-                return _to_login(request)
+                return login_redirect(request)
             except TrilhaError as exc:
                 return error_page(request, exc)
 
         return handle
 
 
-def _to_login(request: Request) -> Response:
+def login_redirect(request: Request) -> Response:
     target = request.url.path if request.method in SAFE_METHODS else "/"
     url = f"/login?next={quote(target)}"
     if request.headers.get("hx-request"):
