@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
+from urllib.parse import parse_qsl
 
 from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -43,6 +44,7 @@ from trilha.postbacks.preset import IGNORE, AuthKind
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
 from trilha.postbacks.unmatched import record_unmatched
+from trilha.validation import is_text
 
 T = TypeVar("T")
 
@@ -128,7 +130,13 @@ async def receive_postback(
 async def _process(
     conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None, reads: SetupReads
 ) -> Result:
-    query = _query_tree(raw)
+    try:
+        query = _query_tree(raw)
+    except Rejected:
+        # Still logged in its workspace when its token can be read: a platform's bad field
+        # must reach the log its user reads, not the operator's count of unmatched requests.
+        await _identify_workspace(conn, raw, _token_only(raw), replay, trace, reads)
+        raise
     workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace, reads)
     if raw.body_too_large:
         raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
@@ -214,6 +222,18 @@ def _query_tree(raw: RawPostback) -> Tree:
         return pairs_to_tree(parse_form(raw.query))
     except PayloadError as exc:
         raise Rejected(f"query string: {exc}") from None
+
+
+def _token_only(raw: RawPostback) -> Tree:
+    """The token of a query string that is otherwise unusable.
+
+    >>> from datetime import UTC, datetime
+    >>> raw = RawPostback("GET", "/pb", "txid=T%00&token=abc", (), b"", "", "", datetime.now(UTC))
+    >>> _token_only(raw)
+    {'token': 'abc'}
+    """
+    tokens = [value for name, value in parse_qsl(raw.query) if name == "token"]
+    return {"token": tokens[0]} if len(tokens) == 1 and is_text(tokens[0]) else {}
 
 
 async def _body_tree(raw: RawPostback) -> Tree:
