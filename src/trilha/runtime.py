@@ -11,6 +11,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.click_writer import ClickWriter
+from trilha.custom_domains import DomainPolicy
 from trilha.db.engine import is_sqlite, make_engine
 from trilha.group_commit import BlockingWriter
 from trilha.maintenance import run_maintenance
@@ -57,7 +58,10 @@ class Runtime:
         self.clicks.start()
         self.postbacks.start()
         retention = timedelta(days=self.settings.postback_log_retention_days)
-        self._upkeep = asyncio.create_task(run_maintenance(self.engine, retention=retention))
+        domains = DomainPolicy.from_settings(self.settings)
+        self._upkeep = asyncio.create_task(
+            run_maintenance(self.engine, retention=retention, domains=domains)
+        )
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info("serving: %s database, %s event loop", self.engine.dialect.name, loop)
 
