@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dns_server import DnsServer
@@ -99,3 +101,26 @@ async def test_it_rechecks_nothing_when_verification_is_off(
     assert dns_records.questions == []
     [row] = await fetch_all(db, domains)
     assert (row["status"], row["checked_at"]) == ("verified", None)
+
+
+def test_the_reserved_hosts_are_the_public_host_its_twin_and_the_operators_list() -> None:
+    settings = Settings(
+        public_url="https://www.Trilha.example.com/",
+        reserved_hosts="Track.example.org., other.example.net",
+        _env_file=None,
+    )
+
+    policy = DomainPolicy.from_settings(settings)
+
+    assert policy.reserved_hosts == {
+        "www.trilha.example.com",
+        "trilha.example.com",
+        "track.example.org",
+        "other.example.net",
+    }
+
+
+def test_the_dns_nameserver_must_be_an_ip_address() -> None:
+    assert Settings(dns_nameserver=" ::1 ", _env_file=None).dns_nameserver == "::1"
+    with pytest.raises(ValidationError):
+        Settings(dns_nameserver="dns.example.com", _env_file=None)

@@ -140,9 +140,10 @@ async def test_it_lets_viewers_only_read(client: httpx.AsyncClient, db: AsyncEng
             headers=viewer.headers,
         ),
         await client.delete(f"{url}/{domain.id}", headers=viewer.headers),
+        await client.post(f"{url}/{domain.id}/verify", headers=viewer.headers),
     ]
 
-    assert [r.status_code for r in responses] == [403] * 3
+    assert [r.status_code for r in responses] == [403] * 4
     [row] = await fetch_all(db, domains)
     assert (row["host"], row["fallback_url"]) == ("go.example.com", None)
 
@@ -155,9 +156,10 @@ async def test_it_answers_404_for_a_domain_of_another_workspace(
     url = f"{domains_url(workspace.id)}/{theirs.id}"
 
     shown = await client.get(url, headers=owner.headers)
+    verified = await client.post(f"{url}/verify", headers=owner.headers)
     deleted = await client.delete(url, headers=owner.headers)
 
-    assert [shown.status_code, deleted.status_code] == [404, 404]
+    assert [shown.status_code, verified.status_code, deleted.status_code] == [404, 404, 404]
     assert shown.json() == {"detail": "domain not found"}
     assert len(await fetch_all(db, domains, id=theirs.id)) == 1
 
@@ -442,3 +444,21 @@ async def test_without_verification_a_domain_routes_at_once_but_the_rules_hold(
     assert own_host.status_code == 422
     assert campaign.status_code == 201
     assert click.headers["location"] == "https://offer.example/"
+
+
+async def test_removing_a_pending_domain_counts_only_the_workspaces_own_campaigns(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    first = await make_workspace(db)
+    await make_domain(db, first, "go.example.com")
+    await make_campaign(db, first, host="go.example.com")
+    owner, workspace = await make_owner(db)
+    domain = await add(client, owner, workspace.id, "go.example.com")
+
+    response = await client.delete(
+        f"{domains_url(workspace.id)}/{domain['id']}", headers=owner.headers
+    )
+
+    assert response.status_code == 204
+    [row] = await fetch_all(db, domains)
+    assert (row["workspace_id"], row["status"]) == (first.id, "verified")
