@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -11,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dns_server import DnsServer
 from tests.factories import fetch_all, make_campaign, make_domain, make_workspace
+from trilha import maintenance
 from trilha.custom_domains import DomainPolicy, recheck_domains
 from trilha.db.schema import domains
 from trilha.settings import Settings
@@ -124,3 +127,29 @@ def test_the_dns_nameserver_must_be_an_ip_address() -> None:
     assert Settings(dns_nameserver=" ::1 ", _env_file=None).dns_nameserver == "::1"
     with pytest.raises(ValidationError):
         Settings(dns_nameserver="dns.example.com", _env_file=None)
+
+
+async def test_the_maintenance_loop_rechecks_domains(
+    db: AsyncEngine, settings: Settings, dns_records: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(maintenance, "ORPHAN_INTERVAL", 0.01)
+    domain = await make_domain(db, await make_workspace(db), "go.example.com")
+    dns_records.publish("_trilha.go.example.com", domain.verification_token)
+    loop = asyncio.create_task(
+        maintenance.run_maintenance(
+            db, retention=timedelta(days=90), domains=DomainPolicy.from_settings(settings)
+        )
+    )
+    try:
+        rows: list[dict[str, Any]] = []
+        for _ in range(1000):  # up to ten seconds
+            rows = [r for r in await fetch_all(db, domains) if r["checked_at"] is not None]
+            if rows:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        loop.cancel()
+        await asyncio.gather(loop, return_exceptions=True)
+
+    assert dns_records.questions == ["_trilha.go.example.com"]
+    assert (rows[0]["status"], rows[0]["check_error"]) == ("verified", None)
