@@ -171,13 +171,10 @@ async def add_domain(
     return domain
 
 
-async def list_domains(
-    conn: AsyncConnection, workspace: Workspace, *, verified_only: bool = False
-) -> list[Domain]:
-    query = select(domains).where(domains.c.workspace_id == workspace.id)
-    if verified_only:
-        query = query.where(domains.c.status == DomainStatus.VERIFIED)
-    rows = await conn.execute(query.order_by(domains.c.host))
+async def list_domains(conn: AsyncConnection, workspace: Workspace) -> list[Domain]:
+    rows = await conn.execute(
+        select(domains).where(domains.c.workspace_id == workspace.id).order_by(domains.c.host)
+    )
     return [_domain(row) for row in rows]
 
 
