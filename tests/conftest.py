@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.dns_server import DnsServer
 from trilha.app import TrilhaApp, create_app
 from trilha.db.engine import make_engine
 from trilha.db.migrate import migrate
@@ -67,9 +68,31 @@ def database_url(tmp_path: Path, postgres_template: str | None) -> Iterator[str]
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(scope="session")
+def dns_server() -> Iterator[DnsServer]:
+    """The DNS server every test's settings point custom-domain checks to."""
+    server = DnsServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture(autouse=True)
+def dns_records(dns_server: DnsServer) -> Iterator[DnsServer]:
+    """The DNS server, empty at the start of each test."""
+    dns_server.reset()
+    yield dns_server
+    dns_server.reset()
+
+
 @pytest.fixture
-def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, public_url="http://testserver", _env_file=None)
+def settings(database_url: str, dns_server: DnsServer) -> Settings:
+    return Settings(
+        database_url=database_url,
+        public_url="http://testserver",
+        dns_nameserver="127.0.0.1",
+        dns_port=dns_server.port,
+        _env_file=None,
+    )
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.accounts import User, create_api_key, create_user
 from trilha.campaigns import Campaign, ParamMapping, TrafficSource, create_campaign, create_source
-from trilha.workspaces import Domain, Workspace, add_domain, create_workspace
+from trilha.custom_domains import Domain, DomainPolicy, add_domain
+from trilha.workspaces import Workspace, create_workspace
 
 PASSWORD = "correct horse battery"
 _serial = count(1)
@@ -56,9 +57,13 @@ async def make_campaign(db: AsyncEngine, workspace: Workspace, **fields: Any) ->
         return await create_campaign(conn, workspace, now=now(), **fields)
 
 
-async def make_domain(db: AsyncEngine, workspace: Workspace, host: str, **fields: Any) -> Domain:
+async def make_domain(
+    db: AsyncEngine, workspace: Workspace, host: str, *, verified: bool = True, **fields: Any
+) -> Domain:
+    """A custom domain, verified (as an install without verification adds them) unless told."""
+    policy = DomainPolicy(reserved_hosts=frozenset(), needs_proof=not verified)
     async with db.begin() as conn:
-        return await add_domain(conn, workspace, host=host, now=now(), **fields)
+        return await add_domain(conn, workspace, host=host, policy=policy, now=now(), **fields)
 
 
 async def make_api_key(db: AsyncEngine, user: User) -> str:

@@ -82,3 +82,47 @@ def test_workspaces_from_before_event_types_get_the_built_in_ones(tmp_path: Path
         engine.dispose()
 
     assert names == set(BUILTIN)
+
+
+def test_domains_from_before_verification_stay_verified_with_a_token_each(
+    database_url: str,
+) -> None:
+    config = alembic_config(database_url)
+    engine = create_engine(config.attributes["url"])
+    try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0003")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token,"
+                    " created_at) VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok',"
+                    " CURRENT_TIMESTAMP)"
+                )
+            )
+            for domain_id, host in (("d1", "a.example.com"), ("d2", "b.example.com")):
+                conn.execute(
+                    text(
+                        "INSERT INTO domains (id, workspace_id, host, created_at)"
+                        " VALUES (:id, 'w1', :host, CURRENT_TIMESTAMP)"
+                    ),
+                    {"id": domain_id, "host": host},
+                )
+        migrate(database_url)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT status, verification_token, verified_at, created_at, checked_at"
+                    " FROM domains ORDER BY id"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+
+    assert [(row.status, row.checked_at) for row in rows] == [("verified", None)] * 2
+    assert all(row.verified_at == row.created_at for row in rows)
+    tokens = {row.verification_token for row in rows}
+    assert len(tokens) == 2
+    assert all(len(token) >= 40 for token in tokens)
+    assert schema_differences(database_url) == []

@@ -11,6 +11,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.custom_domains import DomainStatus
 from trilha.db.schema import DIMENSIONS, campaigns, clicks, domains, merchants, traffic_sources
 from trilha.errors import Conflict, InvalidInput, NotFound
 from trilha.ids import new_id
@@ -197,11 +198,13 @@ async def _check_refs(
         except NotFound:
             raise InvalidInput({"source_id": "no such traffic source in this workspace"}) from None
     if host:
-        owner = (
-            await conn.execute(select(domains.c.workspace_id).where(domains.c.host == host))
-        ).scalar()
-        if owner != workspace.id:
-            raise InvalidInput({"host": "add this domain to the workspace first"})
+        verified = select(domains.c.id).where(
+            domains.c.workspace_id == workspace.id,
+            domains.c.host == host,
+            domains.c.status == DomainStatus.VERIFIED,
+        )
+        if (await conn.execute(verified)).first() is None:
+            raise InvalidInput({"host": "add this domain to the workspace and verify it first"})
 
 
 async def create_campaign(

@@ -44,16 +44,19 @@ class Fallback:
     reason: str
 
 
-# The custom domain the host names (if any), and the campaign its slug names there (or on the
-# shared default host when the host is no custom domain), in one round trip.
+# The verified custom domain the host names (if any), and the campaign its slug names there (or
+# on the shared default host when the host is no verified custom domain), in one round trip.
+# Pending domains route nothing; a campaign left on a host that another workspace has since
+# verified routes nothing either. The literal status lets both databases use the partial index.
 LINK_SQL = """
 SELECT d.host, COALESCE(d.fallback_url, dw.fallback_url),
        c.id, c.workspace_id, c.name, c.offer_url, c.source_id, c.status, c.fallback_url,
        s.name, CAST(s.params AS TEXT), w.timezone
 FROM (SELECT CAST(:host AS TEXT) AS host, CAST(:slug AS TEXT) AS slug) AS asked
-LEFT JOIN domains AS d ON d.host = asked.host
+LEFT JOIN domains AS d ON d.host = asked.host AND d.status = 'verified'
 LEFT JOIN workspaces AS dw ON dw.id = d.workspace_id
 LEFT JOIN campaigns AS c ON c.host = COALESCE(d.host, '') AND c.slug = asked.slug
+    AND c.workspace_id = COALESCE(d.workspace_id, c.workspace_id)
 LEFT JOIN workspaces AS w ON w.id = c.workspace_id
 LEFT JOIN traffic_sources AS s ON s.id = c.source_id
 """

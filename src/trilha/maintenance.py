@@ -1,4 +1,5 @@
-"""Background upkeep of a serving process: attach orphans whose click appeared, trim the log."""
+"""Background upkeep of a serving process: attach orphans whose click appeared, trim the log,
+look again at custom domains' DNS records."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.conversions import attach_orphans
+from trilha.custom_domains import DomainPolicy, recheck_domains
 from trilha.postbacks.log import purge_log
 from trilha.postbacks.unmatched import MAX_SOURCES, count_unmatched, purge_unmatched
+from trilha.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -19,12 +22,15 @@ ORPHAN_INTERVAL = 10.0  # seconds
 PURGE_EVERY = 360  # orphan rounds: once an hour
 
 
-async def run_maintenance(
-    engine: AsyncEngine, *, retention: timedelta, unmatched_retention: timedelta
-) -> None:
+async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
+    retention = timedelta(days=settings.postback_log_retention_days)
+    unmatched_retention = timedelta(hours=settings.unmatched_retention_hours)
+    domains = DomainPolicy.from_settings(settings)
     rounds = 0
     while True:
         await asyncio.sleep(ORPHAN_INTERVAL)
+        if rounds % PURGE_EVERY == 0:
+            await _recheck_domains(engine, domains)
         try:
             async with engine.begin() as conn:
                 attached = await attach_orphans(conn, now=datetime.now(UTC))
@@ -54,3 +60,11 @@ async def report_unmatched(conn: AsyncConnection, *, retention: timedelta) -> No
         len(sources),
         top,
     )
+
+
+async def _recheck_domains(engine: AsyncEngine, policy: DomainPolicy) -> None:
+    """Custom domains not checked for a day are looked at again (DNS outside any transaction)."""
+    try:
+        await recheck_domains(engine, policy=policy, now=datetime.now(UTC))
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("custom domain re-check failed: %s", type(exc).__name__)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import cached_property
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -62,14 +61,7 @@ class Runtime:
             writer.start()
         self.clicks.start()
         self.postbacks.start()
-        retention = timedelta(days=self.settings.postback_log_retention_days)
-        self._upkeep = asyncio.create_task(
-            run_maintenance(
-                self.engine,
-                retention=retention,
-                unmatched_retention=timedelta(hours=self.settings.unmatched_retention_hours),
-            )
-        )
+        self._upkeep = asyncio.create_task(run_maintenance(self.engine, self.settings))
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info("serving: %s database, %s event loop", self.engine.dialect.name, loop)
 

@@ -5,7 +5,7 @@ Every field is documented in docs/settings.md; tests/test_docs.py keeps the two 
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network, IPv6Network, ip_network
+from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
@@ -67,6 +67,22 @@ class Settings(BaseSettings):
         le=24 * 90,
         description="Hours the counts and samples of postbacks that matched no workspace are kept.",
     )
+    domain_verification: bool = Field(
+        True,
+        description="Custom domains route traffic only once a DNS TXT record proves control; "
+        "false verifies them at once (single-tenant installs).",
+    )
+    reserved_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated hosts that no workspace may add as a custom domain, "
+        "besides the public URL's host and its www twin.",
+    )
+    dns_nameserver: str | None = Field(
+        None,
+        description="IP address of the DNS server custom-domain checks ask (default: the "
+        "system's resolvers).",
+    )
+    dns_port: int = Field(53, ge=1, le=65535, description="Port of TRILHA_DNS_NAMESERVER.")
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         "FULL",
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",
@@ -80,6 +96,18 @@ class Settings(BaseSettings):
                 ip_network(part.strip(), strict=False) for part in value.split(",") if part.strip()
             ]
         return value
+
+    @field_validator("reserved_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip().lower().rstrip(".") for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("dns_nameserver")
+    @classmethod
+    def _check_nameserver(cls, value: str | None) -> str | None:
+        return str(ip_address(value.strip())) if value else None
 
     @field_validator("public_url")
     @classmethod

@@ -1,4 +1,4 @@
-"""Workspaces, who belongs to them with which role, and their custom tracking domains."""
+"""Workspaces, and who belongs to them with which role."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.accounts import User, find_user_by_email
-from trilha.db.schema import campaigns, domains, memberships, users, workspaces
+from trilha.db.schema import memberships, users, workspaces
 from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from trilha.event_types import add_builtin_event_types
 from trilha.ids import new_id, new_secret
@@ -20,7 +20,6 @@ from trilha.validation import (
     optional_http_url,
     require_currency,
     require_email,
-    require_host,
     require_text,
     require_timezone,
 )
@@ -68,14 +67,6 @@ class Member:
     email: str
     name: str
     role: Role
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Domain:
-    id: str
-    host: str
-    fallback_url: str | None
     created_at: datetime
 
 
@@ -276,67 +267,3 @@ async def _keep_an_owner(
     )
     if owners == {user_id} and new_role != Role.OWNER:
         raise InvalidInput({"role": "a workspace needs at least one owner"})
-
-
-async def add_domain(
-    conn: AsyncConnection,
-    workspace: Workspace,
-    *,
-    host: str,
-    fallback_url: str | None = None,
-    now: datetime,
-) -> Domain:
-    domain = Domain(
-        id=new_id(),
-        host=require_host(host),
-        fallback_url=optional_http_url(fallback_url, "fallback_url"),
-        created_at=now,
-    )
-    try:
-        async with conn.begin_nested():
-            await conn.execute(domains.insert().values(workspace_id=workspace.id, **asdict(domain)))
-    except IntegrityError:
-        raise Conflict("this domain is already in use", field="host") from None
-    return domain
-
-
-async def list_domains(conn: AsyncConnection, workspace: Workspace) -> list[Domain]:
-    rows = await conn.execute(
-        select(domains).where(domains.c.workspace_id == workspace.id).order_by(domains.c.host)
-    )
-    return [Domain(r.id, r.host, r.fallback_url, r.created_at) for r in rows]
-
-
-async def get_domain(conn: AsyncConnection, workspace: Workspace, domain_id: str) -> Domain:
-    row = (
-        await conn.execute(
-            select(domains).where(domains.c.id == domain_id, domains.c.workspace_id == workspace.id)
-        )
-    ).first()
-    if row is None:
-        raise NotFound("domain not found")
-    return Domain(row.id, row.host, row.fallback_url, row.created_at)
-
-
-async def update_domain(
-    conn: AsyncConnection, workspace: Workspace, domain_id: str, *, fallback_url: str | None
-) -> Domain:
-    await get_domain(conn, workspace, domain_id)
-    await conn.execute(
-        update(domains)
-        .where(domains.c.id == domain_id)
-        .values(fallback_url=optional_http_url(fallback_url, "fallback_url"))
-    )
-    return await get_domain(conn, workspace, domain_id)
-
-
-async def delete_domain(conn: AsyncConnection, workspace: Workspace, domain_id: str) -> None:
-    domain = await get_domain(conn, workspace, domain_id)
-    in_use = (
-        await conn.execute(
-            select(func.count()).select_from(campaigns).where(campaigns.c.host == domain.host)
-        )
-    ).scalar_one()
-    if in_use:
-        raise Conflict(f"{in_use} campaign(s) still use this domain; move them first")
-    await conn.execute(delete(domains).where(domains.c.id == domain_id))

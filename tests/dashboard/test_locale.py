@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import trilha
+from trilha.custom_domains import DomainStatus
 from trilha.db.schema import DIMENSIONS
 from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
 from trilha.macros import BUILTIN_MACROS
@@ -38,6 +39,7 @@ def _used_keys() -> set[str]:
         keys.update(re.findall(r'"([a-z_]+\.[a-z_]+)"', text))
     keys.update(f"nav.{section}" for section in SECTIONS)
     keys.update(f"role.{role.value}" for role in Role)
+    keys.update(f"domain_status.{status.value}" for status in DomainStatus)
     keys.update(("status.active", "status.paused"))
     keys.update(f"outcome.{outcome.value}" for outcome in Outcome)
     keys.update(f"conversion_status.{status}" for status in RULE_STATUSES)

@@ -126,7 +126,9 @@ async def test_it_refuses_a_domain_or_source_of_another_workspace(
         headers=owner.headers,
     )
 
-    assert on_domain.json()["errors"] == {"host": "add this domain to the workspace first"}
+    assert on_domain.json()["errors"] == {
+        "host": "add this domain to the workspace and verify it first"
+    }
     assert with_source.json()["errors"] == {"source_id": "no such traffic source in this workspace"}
     assert await fetch_all(db, campaigns) == []
 

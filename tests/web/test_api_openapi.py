@@ -46,6 +46,7 @@ ROUTES = {
             ("DELETE", f"{WS}/{resource}/{{{item}}}"),
         ]
     ),
+    ("POST", f"{WS}/domains/{{domain_id}}/verify"),
     ("GET", f"{WS}/clicks"),
     ("GET", f"{WS}/clicks/{{click_id}}"),
     ("GET", "/macros"),

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -138,16 +139,34 @@ memberships = Table(
     Index("ix_memberships_user", "user_id"),
 )
 
-# A custom tracking domain: its Host header selects the workspace.
+# A custom tracking domain: once verified, its Host header selects the workspace. A host may be
+# pending in several workspaces (a DNS TXT record holding one's token proves control), verified in
+# at most one; the tracking hot paths look hosts up through the partial unique index.
+VERIFIED_DOMAIN = text("status = 'verified'")
 domains = Table(
     "domains",
     metadata,
     Column("id", ID, primary_key=True),
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
-    Column("host", String(253), nullable=False, unique=True),
+    Column("host", String(253), nullable=False),
     Column("fallback_url", Text),
     Column("created_at", Timestamp, nullable=False),
-    Index("ix_domains_workspace", "workspace_id"),
+    Column("status", String(16), nullable=False, server_default="pending"),
+    Column("verification_token", String(64), nullable=False),
+    Column("verified_at", Timestamp),
+    Column("checked_at", Timestamp),
+    Column("check_error", Text),
+    # First failed check of the current run of failures; None while checks succeed.
+    Column("failing_since", Timestamp),
+    UniqueConstraint("workspace_id", "host"),  # also serves the lookups by workspace
+    CheckConstraint("status IN ('pending', 'verified')", name="status"),
+    Index(
+        "ix_domains_verified_host",
+        "host",
+        unique=True,
+        sqlite_where=VERIFIED_DOMAIN,
+        postgresql_where=VERIFIED_DOMAIN,
+    ),
 )
 
 # params: [{"param": "cid", "field": "ad_id"}, ...]: which query parameter feeds which click field.

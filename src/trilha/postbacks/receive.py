@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl
 
-from sqlalchemy import Row, bindparam, select
+from sqlalchemy import Row, bindparam, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions import (
@@ -52,8 +52,9 @@ T = TypeVar("T")
 _WORKSPACE = select(workspaces.c.id, workspaces.c.currency, workspaces.c.postback_token)
 _WORKSPACE_BY_ID = _WORKSPACE.where(workspaces.c.id == bindparam("id"))
 _WORKSPACE_BY_TOKEN = _WORKSPACE.where(workspaces.c.postback_token == bindparam("token"))
+# Only verified domains name a workspace; the literal status lets the partial index serve it.
 _WORKSPACE_BY_HOST = _WORKSPACE.join(domains, domains.c.workspace_id == workspaces.c.id).where(
-    domains.c.host == bindparam("host")
+    domains.c.host == bindparam("host"), domains.c.status == literal_column("'verified'")
 )
 
 

@@ -1,13 +1,14 @@
-"""/workspaces/{id}/domains: custom tracking domains. Members and owners change them."""
+"""/workspaces/{id}/domains: custom tracking domains. Members and owners change and verify them."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from trilha import workspaces
-from trilha.web.api.dependencies import InWorkspace
+from trilha import custom_domains
+from trilha.custom_domains import DomainPolicy
+from trilha.web.api.dependencies import AppSettings, InWorkspace
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import (
     AUTH_ERRORS,
@@ -16,8 +17,9 @@ from trilha.web.api.schemas import (
     DomainIn,
     DomainOut,
     DomainPatch,
+    DomainVerificationOut,
 )
-from trilha.web.auth import Db
+from trilha.web.auth import Db, runtime_of
 from trilha.workspaces import Role
 
 router = APIRouter(
@@ -30,17 +32,25 @@ router = APIRouter(
 
 @router.get("", summary="List the workspace's custom domains")
 async def list_domains(membership: InWorkspace, conn: Db) -> list[DomainOut]:
-    return [DomainOut.of(d) for d in await workspaces.list_domains(conn, membership.workspace)]
+    return [DomainOut.of(d) for d in await custom_domains.list_domains(conn, membership.workspace)]
 
 
-@router.post("", status_code=201, summary="Add a custom domain", responses=CONFLICT)
-async def add_domain(body: DomainIn, membership: InWorkspace, conn: Db) -> DomainOut:
+@router.post(
+    "",
+    status_code=201,
+    summary="Add a custom domain (pending until verified)",
+    responses=CONFLICT,
+)
+async def add_domain(
+    body: DomainIn, membership: InWorkspace, conn: Db, settings: AppSettings
+) -> DomainOut:
     membership.require(Role.MEMBER)
-    domain = await workspaces.add_domain(
+    domain = await custom_domains.add_domain(
         conn,
         membership.workspace,
         host=body.host,
         fallback_url=body.fallback_url,
+        policy=DomainPolicy.from_settings(settings),
         now=datetime.now(UTC),
     )
     return DomainOut.of(domain)
@@ -48,7 +58,27 @@ async def add_domain(body: DomainIn, membership: InWorkspace, conn: Db) -> Domai
 
 @router.get("/{domain_id}", summary="A custom domain")
 async def get_domain(domain_id: str, membership: InWorkspace, conn: Db) -> DomainOut:
-    return DomainOut.of(await workspaces.get_domain(conn, membership.workspace, domain_id))
+    return DomainOut.of(await custom_domains.get_domain(conn, membership.workspace, domain_id))
+
+
+@router.post(
+    "/{domain_id}/verify",
+    summary="Look up the domain's TXT record: verified, or why not yet",
+    responses=CONFLICT,
+)
+async def verify_domain(
+    domain_id: str, membership: InWorkspace, conn: Db, settings: AppSettings, request: Request
+) -> DomainVerificationOut:
+    membership.require(Role.MEMBER)
+    domain = await custom_domains.get_domain(conn, membership.workspace, domain_id)
+    await conn.commit()  # the DNS lookup must hold no transaction (on SQLite, the write lock)
+    domain, check = await custom_domains.verify_domain(
+        runtime_of(request).engine,
+        domain,
+        policy=DomainPolicy.from_settings(settings),
+        now=datetime.now(UTC),
+    )
+    return DomainVerificationOut.of(domain, check)
 
 
 @router.patch("/{domain_id}", summary="Change a custom domain's fallback URL")
@@ -56,7 +86,7 @@ async def update_domain(
     domain_id: str, body: DomainPatch, membership: InWorkspace, conn: Db
 ) -> DomainOut:
     membership.require(Role.MEMBER)
-    domain = await workspaces.update_domain(
+    domain = await custom_domains.update_domain(
         conn, membership.workspace, domain_id, fallback_url=body.fallback_url
     )
     return DomainOut.of(domain)
@@ -70,4 +100,4 @@ async def update_domain(
 )
 async def delete_domain(domain_id: str, membership: InWorkspace, conn: Db) -> None:
     membership.require(Role.MEMBER)
-    await workspaces.delete_domain(conn, membership.workspace, domain_id)
+    await custom_domains.delete_domain(conn, membership.workspace, domain_id)

@@ -31,8 +31,9 @@ from trilha.campaigns import (
     ParamMapping,
     TrafficSource,
 )
+from trilha.custom_domains import Check, CheckResult, Domain, DomainStatus
 from trilha.validation import CURRENCY, MAX_URL, NAME_MAX, SLUG, TEXT_MAX
-from trilha.workspaces import Domain, Member, Membership, Role
+from trilha.workspaces import Member, Membership, Role
 
 
 def checked(default: Any = ..., *, description: str | None = None, **rules: Any) -> Any:
@@ -253,15 +254,57 @@ class DomainPatch(Input):
     )
 
 
+class DnsRecordOut(BaseModel):
+    name: str = Field(description="Where the record goes: `_trilha.` and the domain.")
+    type: Literal["TXT"] = "TXT"
+    value: str = Field(description="What the record holds: this domain's own token.")
+
+
 class DomainOut(Answer):
     id: str
     host: str
     fallback_url: str | None
     created_at: UtcDatetime
+    status: DomainStatus = Field(
+        description="`pending`: routes nothing until its DNS record is verified; `verified`: "
+        "its links, clicks and token-less postbacks reach this workspace."
+    )
+    dns_record: DnsRecordOut = Field(
+        description="The TXT record that proves control of the domain; publish it at your DNS "
+        "provider, then call `POST …/domains/{id}/verify`."
+    )
+    verified_at: UtcDatetime | None
+    checked_at: UtcDatetime | None = Field(description="When its record was last looked at.")
+    check_error: str | None = Field(
+        description="Why the last look did not prove control; null when it did. A verified "
+        "domain whose checks fail for 7 days is pending again."
+    )
 
     @classmethod
     def of(cls, domain: Domain) -> DomainOut:
-        return cls.model_validate(domain)
+        return cls(
+            id=domain.id,
+            host=domain.host,
+            fallback_url=domain.fallback_url,
+            created_at=domain.created_at,
+            status=domain.status,
+            dns_record=DnsRecordOut(name=domain.record_name, value=domain.verification_token),
+            verified_at=domain.verified_at,
+            checked_at=domain.checked_at,
+            check_error=domain.check_error,
+        )
+
+
+class DomainVerificationOut(BaseModel):
+    result: CheckResult = Field(
+        description="`verified`, or why not yet: `no_record`, `wrong_value`, `dns_error`."
+    )
+    reason: str | None = Field(description="Why the record proves nothing yet; null if it does.")
+    domain: DomainOut
+
+    @classmethod
+    def of(cls, domain: Domain, check: Check) -> DomainVerificationOut:
+        return cls(result=check.result, reason=check.reason, domain=DomainOut.of(domain))
 
 
 class ParamMappingModel(Answer):

@@ -19,6 +19,7 @@ from trilha.campaigns import (
     update_campaign,
 )
 from trilha.clicks import preview_offer_url, query_params
+from trilha.custom_domains import list_domains
 from trilha.db.schema import CLICK_IDS, SUBS, UTMS
 from trilha.errors import Conflict, InvalidInput
 from trilha.i18n import Translator
@@ -28,7 +29,7 @@ from trilha.validation import require_http_url
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
-from trilha.workspaces import Role, list_domains
+from trilha.workspaces import Role
 
 router = APIRouter(route_class=DashboardRoute)
 
