@@ -6,6 +6,7 @@ TrilhaError
  ├── NotAuthenticated      no valid session or API key (401)
  ├── Conflict              it would break a uniqueness rule, e.g. a slug in use (409)
  ├── InvalidInput          a value is malformed; carries field-level messages (422)
+ ├── TooManyRequests       a limit was reached; carries the seconds until it lifts (429)
  └── StorageUnavailable    the database could not be reached or did not commit (503)
 """
 
@@ -48,6 +49,14 @@ class InvalidInput(TrilhaError):
     def __init__(self, fields: Mapping[str, str]) -> None:
         super().__init__("; ".join(f"{name}: {msg}" for name, msg in fields.items()))
         self.fields = dict(fields)
+
+
+class TooManyRequests(TrilhaError):
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class StorageUnavailable(TrilhaError):

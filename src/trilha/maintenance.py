@@ -1,4 +1,5 @@
-"""Background upkeep of a serving process: attach orphans whose click appeared, trim the log."""
+"""Background upkeep of a serving process: attach orphans whose click appeared, trim the log and
+the counts of sign-in attempts."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.conversions import attach_orphans
+from trilha.login_limits import purge_attempts
 from trilha.postbacks.log import purge_log
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,7 @@ async def run_maintenance(engine: AsyncEngine, *, retention: timedelta) -> None:
                 attached = await attach_orphans(conn, now=datetime.now(UTC))
                 if rounds % PURGE_EVERY == 0:
                     await purge_log(conn, older_than=datetime.now(UTC) - retention)
+                    await purge_attempts(conn, now=datetime.now(UTC))
         except (SQLAlchemyError, OSError) as exc:
             log.warning("maintenance round failed: %s", type(exc).__name__)
             continue

@@ -1,0 +1,59 @@
+"""Password hashes (argon2id), made and checked in threads of their own.
+
+An argon2 hash or check takes about 0.3 s of CPU and 64 MiB of memory. On the event loop it would
+stop every other request for that long, so it runs in a small pool of threads (argon2 releases
+the GIL), and callers hold no connection or transaction while it works. The pool's size bounds
+the memory many sign-ins at once can take; the others wait their turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import NewType, TypeVar, TypeVarTuple
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from trilha.validation import PASSWORD_MAX, require_password
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+PasswordHash = NewType("PasswordHash", str)
+"""An argon2id hash, as stored in ``users.password_hash``; made by :func:`hash_password`."""
+
+ARGON2_THREADS = 4  # at most 4 * 64 MiB in use at once
+
+_hasher = PasswordHasher()  # argon2id with the library's current parameters
+_pool = ThreadPoolExecutor(max_workers=ARGON2_THREADS, thread_name_prefix="argon2")
+# Checked against when the e-mail is unknown, so a sign-in takes as long either way.
+_DUMMY_HASH = _hasher.hash("not a real password")
+
+
+async def hash_password(password: str) -> PasswordHash:
+    """The hash of a new password, once it meets the rules (InvalidInput otherwise)."""
+    require_password(password)
+    return PasswordHash(await _in_pool(_hasher.hash, password))
+
+
+async def check_password(password_hash: str | None, password: str) -> bool:
+    """Whether ``password`` matches the hash; ``None`` (no such user) never matches, but is
+    checked against a dummy hash all the same, so that it takes as long as a real check."""
+    if len(password) > PASSWORD_MAX:  # no stored password is that long
+        password = password[:PASSWORD_MAX]
+        password_hash = None
+    is_match = await _in_pool(_verify, password_hash or _DUMMY_HASH, password)
+    return is_match and password_hash is not None
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+async def _in_pool(work: Callable[[*Ts], T], *args: *Ts) -> T:
+    return await asyncio.get_running_loop().run_in_executor(_pool, work, *args)
