@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from ipaddress import ip_network
 
 import httpx
 import pytest
@@ -13,7 +14,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import PASSWORD, fetch_all, make_campaign, make_user, make_workspace
-from tests.web.browsers import post_form
+from tests.web.browsers import CSRF, browser, post_form
 from trilha.app import TrilhaApp, create_app
 from trilha.db.schema import clicks, sessions, users
 from trilha.settings import Settings
@@ -86,6 +87,30 @@ async def test_the_address_limit_counts_across_e_mails(strict_app: TrilhaApp) ->
 
     assert answers == [401] * 5 + [429]
     assert elsewhere.status_code == 401
+
+
+async def test_behind_a_trusted_proxy_the_visitors_address_is_limited(
+    settings: Settings,
+) -> None:
+    behind_proxy = _limited(settings, per_account=100, per_ip=2).model_copy(
+        update={"trusted_proxies": [ip_network("198.51.100.0/24")]}
+    )
+
+    async def guess(app: TrilhaApp, visitor: str) -> int:
+        async with browser(app, ip="198.51.100.23") as client:  # the proxy
+            response = await client.post(
+                "/login",
+                data={"csrf_token": CSRF, "email": "ana@example.com", "password": WRONG},
+                headers={"x-forwarded-for": visitor},
+            )
+        return response.status_code
+
+    async for app in _started(behind_proxy):
+        first = [await guess(app, "203.0.113.7") for _ in range(3)]
+        second = await guess(app, "203.0.113.8")
+
+    assert first == [401, 401, 429]
+    assert second == 401
 
 
 async def test_the_limit_holds_across_processes_on_one_database(
