@@ -46,6 +46,7 @@ from trilha.accounts import create_user
 from trilha.campaigns import create_campaign
 from trilha.db.engine import make_engine, sync_url
 from trilha.db.migrate import migrate
+from trilha.passwords import hash_password
 from trilha.workspaces import Workspace, create_workspace
 
 T = TypeVar("T")
@@ -489,9 +490,8 @@ async def seed_campaign(
     conn: AsyncConnection, *, slug: str, offer_url: str, now: datetime
 ) -> Workspace:
     """One user, workspace and active campaign, through trilha's own domain functions."""
-    user = await create_user(
-        conn, email="bench@example.com", password=secrets.token_urlsafe(24), now=now
-    )
+    password_hash = await hash_password(secrets.token_urlsafe(24))
+    user = await create_user(conn, email="bench@example.com", password_hash=password_hash, now=now)
     workspace = await create_workspace(conn, user, name="Bench", now=now)
     await create_campaign(conn, workspace, name="Bench", slug=slug, offer_url=offer_url, now=now)
     return workspace

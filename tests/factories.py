@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from trilha.accounts import User, create_api_key, create_user
 from trilha.campaigns import Campaign, ParamMapping, TrafficSource, create_campaign, create_source
 from trilha.custom_domains import Domain, DomainPolicy, add_domain
+from trilha.passwords import hash_password
 from trilha.workspaces import Workspace, create_workspace
 
 PASSWORD = "correct horse battery"
@@ -23,9 +24,13 @@ def now() -> datetime:
 
 
 async def make_user(db: AsyncEngine, *, email: str | None = None, password: str = PASSWORD) -> User:
+    password_hash = await hash_password(password)
     async with db.begin() as conn:
         return await create_user(
-            conn, email=email or f"user{next(_serial)}@example.com", password=password, now=now()
+            conn,
+            email=email or f"user{next(_serial)}@example.com",
+            password_hash=password_hash,
+            now=now(),
         )
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.db.schema import api_keys, sessions, setup_tokens, users
 from trilha.errors import Conflict, NotFound
 from trilha.ids import hash_secret, new_id, new_secret
-from trilha.validation import NAME_MAX, require_email, require_password, require_text
+from trilha.login_limits import LoginLimits, count_attempt, give_back
+from trilha.passwords import PasswordHash, check_password
+from trilha.validation import NAME_MAX, require_email, require_text
 
 SESSION_LIFETIME = timedelta(days=14)
 API_KEY_PREFIX = "trk_"
@@ -22,10 +22,6 @@ LOCALES = ("pt-BR", "en")
 # An API key's last use is recorded at most this often: a request that only reads then rarely
 # needs a write of its own.
 KEY_USE_PRECISION = timedelta(minutes=1)
-
-_hasher = PasswordHasher()  # argon2id with the library's current parameters
-# Verified against when the e-mail is unknown, so a login takes as long either way.
-_DUMMY_HASH = _hasher.hash("not a real password")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +36,12 @@ class User:
 class Session:
     user: User
     csrf_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    user: User
+    token: str  # for the cookie; only its hash is stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +79,14 @@ async def create_user(
     conn: AsyncConnection,
     *,
     email: str,
-    password: str,
+    password_hash: PasswordHash,
     name: str = "",
     locale: str = "pt-BR",
     now: datetime,
 ) -> User:
+    """A new user; the password is hashed beforehand (trilha.passwords.hash_password), outside
+    the transaction, as hashing takes a while."""
     email = require_email(email)
-    require_password(password)
     user = User(id=new_id(), email=email, name=name.strip()[:NAME_MAX], locale=_locale(locale))
     try:
         async with conn.begin_nested():
@@ -93,7 +96,7 @@ async def create_user(
                     email=email,
                     name=user.name,
                     locale=user.locale,
-                    password_hash=_hasher.hash(password),
+                    password_hash=password_hash,
                     created_at=now,
                 )
             )
@@ -127,13 +130,35 @@ async def update_user(
     return await get_user(conn, user.id)
 
 
-async def authenticate(conn: AsyncConnection, *, email: str, password: str) -> User | None:
-    row = (await conn.execute(select(users).where(users.c.email == email.strip().lower()))).first()
-    try:
-        _hasher.verify(row.password_hash if row else _DUMMY_HASH, password)
-    except (VerificationError, InvalidHashError):
+async def sign_in(
+    engine: AsyncEngine,
+    limits: LoginLimits,
+    *,
+    email: str,
+    password: str,
+    client_ip: str,
+    now: datetime,
+) -> NewSession | None:
+    """Check an e-mail and password and start a session; None when they do not match.
+
+    Raises TooManyRequests, before any password is checked, when the e-mail or the address has
+    used its limit (trilha.login_limits). It takes three steps and holds no connection while the
+    password is checked (a while, in a thread; on SQLite any transaction holds the one write
+    lock): count the attempt and read the user's hash in one short transaction, check, then give
+    the attempt back and start the session in another.
+    """
+    async with engine.begin() as conn:
+        attempt = await count_attempt(conn, limits, email=email, ip=client_ip, now=now)
+        row = (
+            await conn.execute(select(users).where(users.c.email == email.strip().lower()))
+        ).first()
+    is_match = await check_password(row.password_hash if row else None, password)
+    if row is None or not is_match:
         return None
-    return None if row is None else _user(row)
+    user = _user(row)
+    async with engine.begin() as conn:
+        await give_back(conn, attempt)
+        return NewSession(user, await start_session(conn, user, now=now))
 
 
 async def start_session(conn: AsyncConnection, user: User, *, now: datetime) -> str:
@@ -249,14 +274,23 @@ async def use_setup_token(conn: AsyncConnection, token: str, *, now: datetime) -
     """Spend a setup token; False if it is unknown, used, or an account exists already.
 
     Spending one spends them all: each start on an empty database prints a new link, and none
-    may create a second owner once the first exists.
+    may create a second owner once the first exists. One conditional UPDATE does it and its row
+    count decides, so of many uses at once only one wins: on PostgreSQL the others wait for its
+    row locks and then find the rows spent; SQLite runs one writer at a time.
     """
-    if not await is_setup_token_valid(conn, token):
-        return False
-    await conn.execute(
-        update(setup_tokens).where(setup_tokens.c.used_at.is_(None)).values(used_at=now)
+    this_one = setup_tokens.alias("this_one")
+    result = await conn.execute(
+        update(setup_tokens)
+        .where(
+            setup_tokens.c.used_at.is_(None),
+            select(this_one.c.token_hash)
+            .where(this_one.c.token_hash == hash_secret(token), this_one.c.used_at.is_(None))
+            .exists(),
+            ~select(users.c.id).exists(),
+        )
+        .values(used_at=now)
     )
-    return True
+    return result.rowcount > 0
 
 
 async def is_setup_token_valid(conn: AsyncConnection, token: str) -> bool:

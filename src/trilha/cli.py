@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, TypeVar
 
@@ -16,6 +16,7 @@ from trilha import accounts, workspaces
 from trilha.db.engine import make_engine
 from trilha.db.migrate import migrate
 from trilha.errors import TrilhaError
+from trilha.passwords import hash_password
 from trilha.postbacks import unmatched
 from trilha.settings import Settings
 
@@ -50,8 +51,13 @@ def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaita
         finally:
             await engine.dispose()
 
+    return _run(run())
+
+
+def _run(work: Coroutine[object, object, T]) -> T:
+    """Run ``work`` to its end; TrilhaError → message, exit 1."""
     try:
-        return asyncio.run(run())
+        return asyncio.run(work)
     except TrilhaError as exc:
         typer.secho(f"error: {exc.message}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None
@@ -121,9 +127,10 @@ def user_create(
 
     async def work(conn: AsyncConnection) -> accounts.User:
         return await accounts.create_user(
-            conn, email=email, password=password, name=name, now=datetime.now(UTC)
+            conn, email=email, password_hash=password_hash, name=name, now=datetime.now(UTC)
         )
 
+    password_hash = _run(hash_password(password))  # outside the transaction: it takes a while
     user = _in_transaction(Settings(), work)
     typer.echo(f"created user {user.email} ({user.id})")
 

@@ -9,6 +9,7 @@ TrilhaError
  │    └── InvalidText      a value is no text a database can store: a NUL, bad UTF-8 (400)
  ├── BodyTooLarge          the request body is over its route's limit (413)
  ├── BodyTimeout           the request body did not arrive in time (408)
+ ├── TooManyRequests       a limit was reached; carries the seconds until it lifts (429)
  └── StorageUnavailable    the database could not be reached or did not commit (503)
 """
 
@@ -66,6 +67,14 @@ class BodyTooLarge(TrilhaError):
 
 class BodyTimeout(TrilhaError):
     status_code = 408
+
+
+class TooManyRequests(TrilhaError):
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class StorageUnavailable(TrilhaError):

@@ -1,5 +1,6 @@
 """Background upkeep of a serving process: attach orphans whose click appeared, trim the log,
-look again at custom domains' DNS records."""
+the counts of unmatched postbacks and of sign-in attempts, look again at custom domains' DNS
+records."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.conversions import attach_orphans
 from trilha.custom_domains import DomainPolicy, recheck_domains
+from trilha.login_limits import purge_attempts
 from trilha.postbacks.log import purge_log
 from trilha.postbacks.unmatched import MAX_SOURCES, count_unmatched, purge_unmatched
 from trilha.settings import Settings
@@ -37,6 +39,7 @@ async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
                 if rounds % PURGE_EVERY == 0:
                     await purge_log(conn, older_than=datetime.now(UTC) - retention)
                     await report_unmatched(conn, retention=unmatched_retention)
+                    await purge_attempts(conn, now=datetime.now(UTC))
         except (SQLAlchemyError, OSError) as exc:
             log.warning("maintenance round failed: %s", type(exc).__name__)
             continue

@@ -83,6 +83,21 @@ class Settings(BaseSettings):
         "system's resolvers).",
     )
     dns_port: int = Field(53, ge=1, le=65535, description="Port of TRILHA_DNS_NAMESERVER.")
+    login_limit_per_account: int = Field(
+        10,
+        ge=1,
+        le=10_000,
+        description="Failed sign-ins allowed per e-mail in each window; more get 429.",
+    )
+    login_limit_per_ip: int = Field(
+        50,
+        ge=1,
+        le=100_000,
+        description="Failed sign-ins allowed per client address (IPv6: per /64) in each window.",
+    )
+    login_limit_window_minutes: int = Field(
+        15, ge=1, le=1440, description="Length of the sign-in limits' windows, in minutes."
+    )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         "FULL",
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",

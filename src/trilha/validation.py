@@ -13,6 +13,7 @@ HOST = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,
 CURRENCY = re.compile(r"[A-Z]{3}")
 EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+")
 MIN_PASSWORD = 10
+PASSWORD_MAX = 1024
 MAX_URL = 4096
 NAME_MAX = 120  # names of workspaces, sources, merchants, API keys, users
 TEXT_MAX = 200
@@ -127,6 +128,6 @@ def require_email(value: str, field: str = "email") -> str:
 def require_password(value: str, field: str = "password") -> str:
     if len(value) < MIN_PASSWORD:
         raise InvalidInput({field: f"must be at least {MIN_PASSWORD} characters"})
-    if len(value) > 1024:
-        raise InvalidInput({field: "must be at most 1024 characters"})
+    if len(value) > PASSWORD_MAX:
+        raise InvalidInput({field: f"must be at most {PASSWORD_MAX} characters"})
     return value

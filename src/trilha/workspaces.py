@@ -256,12 +256,19 @@ async def remove_member(conn: AsyncConnection, workspace: Workspace, user_id: st
 async def _keep_an_owner(
     conn: AsyncConnection, workspace: Workspace, user_id: str, *, new_role: Role | None
 ) -> None:
+    """Refuse to take the last owner away.
+
+    The owners' rows stay locked until the transaction ends, so two owners stepping down at
+    once are checked one after the other: on PostgreSQL the second waits, then reads the owners
+    left (READ COMMITTED); SQLite has no FOR UPDATE, but every transaction there starts with
+    BEGIN IMMEDIATE and so holds the one write lock already.
+    """
     owners = set(
         (
             await conn.execute(
-                select(memberships.c.user_id).where(
-                    memberships.c.workspace_id == workspace.id, memberships.c.role == Role.OWNER
-                )
+                select(memberships.c.user_id)
+                .where(memberships.c.workspace_id == workspace.id, memberships.c.role == Role.OWNER)
+                .with_for_update()
             )
         ).scalars()
     )

@@ -25,7 +25,7 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_user, make_workspace
-from trilha import accounts
+from trilha import passwords
 from trilha.accounts import User, start_session
 from trilha.app import create_app
 from trilha.db.engine import make_engine
@@ -61,7 +61,7 @@ def cheap_password_hashes() -> Iterator[None]:
     """argon2 with its test profile: the production parameters take ~0.3 s a hash on a 2-core
     machine, and these tests create and sign in many users. The code path stays the same."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(accounts, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
+        patch.setattr(passwords, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
         yield
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_user, make_workspace
-from tests.web.callers import make_caller, make_member, make_owner
+from tests.web.callers import Caller, make_caller, make_member, make_owner
 from trilha.db.schema import memberships
-from trilha.workspaces import Role
+from trilha.workspaces import Role, Workspace
 
 
 def members_url(workspace_id: str) -> str:
@@ -203,3 +206,32 @@ async def test_it_answers_404_for_the_members_of_another_workspace(
     response = await client.get(members_url(other.id), headers=caller.headers)
 
     assert response.status_code == 404
+
+
+async def _two_owners(db: AsyncEngine) -> tuple[Caller, Caller, Workspace]:
+    first, workspace = await make_owner(db)
+    return first, await make_member(db, workspace, Role.OWNER), workspace
+
+
+@pytest.mark.parametrize("move", ["demote the other", "leave"])
+async def test_two_owners_stepping_down_at_once_leave_one_owner(
+    client: httpx.AsyncClient, db: AsyncEngine, move: str
+) -> None:
+    pairs = [await _two_owners(db) for _ in range(6)]
+
+    def step_down(caller: Caller, other: Caller, workspace: Workspace) -> Awaitable[httpx.Response]:
+        if move == "leave":
+            url = f"{members_url(workspace.id)}/{caller.user.id}"
+            return client.delete(url, headers=caller.headers)
+        url = f"{members_url(workspace.id)}/{other.user.id}"
+        return client.patch(url, json={"role": "member"}, headers=caller.headers)
+
+    responses = await asyncio.gather(
+        *(step_down(a, b, w) for a, b, w in pairs), *(step_down(b, a, w) for a, b, w in pairs)
+    )
+
+    for n, (_, _, workspace) in enumerate(pairs):
+        mine = (responses[n].status_code, responses[n + len(pairs)].status_code)
+        assert sorted(mine)[0] in (200, 204)
+        assert sorted(mine)[1] in (403, 422)
+        assert list((await roles(db, workspace.id)).values()).count("owner") == 1

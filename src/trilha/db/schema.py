@@ -116,6 +116,19 @@ api_keys = Table(
     Column("revoked_at", Timestamp),
 )
 
+# Sign-in attempts per account (e-mail) or client address in its current window of time, counted
+# by a conditional upsert that every process shares (trilha.login_limits). Keys are stored hashed.
+login_attempts = Table(
+    "login_attempts",
+    metadata,
+    Column("kind", String(16), primary_key=True),
+    Column("key_hash", String(64), primary_key=True),
+    Column("window_end", Timestamp, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    CheckConstraint("kind IN ('account', 'ip')", name="kind"),
+    Index("ix_login_attempts_window_end", "window_end"),
+)
+
 workspaces = Table(
     "workspaces",
     metadata,

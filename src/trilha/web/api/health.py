@@ -21,7 +21,7 @@ router = APIRouter(route_class=ApiRoute, tags=["health"])
 )
 async def health(request: Request) -> JSONResponse:
     try:
-        async with request.app.state.runtime.engine.connect() as conn:
+        async with request.app.state.runtime.read_engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except (SQLAlchemyError, OSError):
         return JSONResponse({"status": "unavailable", "database": "unreachable"}, status_code=503)

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
-from sqlalchemy.ext.asyncio import AsyncConnection
+from fastapi import APIRouter, Query, Request, Response
 
 from trilha import accounts
-from trilha.accounts import User
-from trilha.errors import Conflict, InvalidInput
-from trilha.web.auth import SESSION_COOKIE, Db, clear_session_cookie, set_session_cookie
+from trilha.accounts import NewSession
+from trilha.errors import Conflict, InvalidInput, TooManyRequests
+from trilha.login_limits import LoginLimits
+from trilha.settings import Settings
+from trilha.setup_link import set_up_owner
+from trilha.visitors import client_ip
+from trilha.web.auth import (
+    SESSION_COOKIE,
+    Db,
+    clear_session_cookie,
+    runtime_of,
+    set_session_cookie,
+)
 from trilha.web.dashboard.pages import (
     Anonymous,
     Anyone,
@@ -22,7 +32,6 @@ from trilha.web.dashboard.pages import (
     read_form,
 )
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render, set_language_cookie
-from trilha.workspaces import create_workspace
 
 router = APIRouter(route_class=DashboardRoute)
 
@@ -39,13 +48,28 @@ async def login_page(
 
 
 @router.post("/login")
-async def login(page: Anonymous, conn: Db) -> Response:
+async def login(page: Anonymous) -> Response:
     form = await read_form(page.request)
-    user = await accounts.authenticate(conn, email=form["email"], password=form["password"])
-    if user is None:
-        context = {"next": local_path(form["next"]), "email": form["email"], "failed": True}
+    runtime = runtime_of(page.request)
+    context: dict[str, object] = {"next": local_path(form["next"]), "email": form["email"]}
+    try:
+        session = await accounts.sign_in(
+            runtime.engine,
+            LoginLimits.of(runtime.settings),
+            email=form["email"],
+            password=form["password"],
+            client_ip=_client_ip(page.request, runtime.settings),
+            now=datetime.now(UTC),
+        )
+    except TooManyRequests as exc:
+        context |= {"wait_minutes": math.ceil(exc.retry_after / 60)}
+        response = render(page, "dashboard/auth/login.html", context, status_code=429)
+        response.headers["retry-after"] = str(exc.retry_after)
+        return response
+    if session is None:
+        context |= {"failed": True}
         return render(page, "dashboard/auth/login.html", context, status_code=401)
-    return await _start_session(page, conn, user, local_path(form["next"]))
+    return _with_session(page, session, local_path(form["next"]))
 
 
 @router.post("/logout")
@@ -57,35 +81,37 @@ async def logout(page: SignedIn, conn: Db) -> Response:
 
 
 @router.get("/setup/{token}")
-async def setup_page(token: str, page: Anonymous, conn: Db) -> Response:
-    if not await accounts.is_setup_token_valid(conn, token):
+async def setup_page(token: str, page: Anonymous) -> Response:
+    async with runtime_of(page.request).read_engine.connect() as conn:
+        is_valid = await accounts.is_setup_token_valid(conn, token)
+    if not is_valid:
         return render(page, "dashboard/auth/setup_invalid.html", {}, status_code=404)
     return render(page, "dashboard/auth/setup.html", {"values": {}, "errors": {}})
 
 
 @router.post("/setup/{token}")
-async def setup(token: str, page: Anonymous, conn: Db) -> Response:
+async def setup(token: str, page: Anonymous) -> Response:
     """Spend the link, create the owner and their first workspace, and sign them in."""
     form = await read_form(page.request)
-    now = datetime.now(UTC)
     try:
-        async with conn.begin_nested():  # a rejected form leaves the link unspent
-            if not await accounts.use_setup_token(conn, token, now=now):
-                return render(page, "dashboard/auth/setup_invalid.html", {}, status_code=404)
-            user = await accounts.create_user(
-                conn,
-                email=form["email"],
-                password=form["password"],
-                name=form["user_name"],
-                locale=page.t.locale,
-                now=now,
-            )
-            workspace = await create_workspace(conn, user, name=form["name"], now=now)
+        owner = await set_up_owner(
+            runtime_of(page.request).engine,
+            token,
+            email=form["email"],
+            password=form["password"],
+            user_name=form["user_name"],
+            workspace_name=form["name"],
+            locale=page.t.locale,
+            now=datetime.now(UTC),
+        )
     except (InvalidInput, Conflict) as exc:
         values = {name: form[name] for name in SETUP_FIELDS if name != "password"}
         context = {"values": values, "errors": field_errors(exc)}
         return render(page, "dashboard/auth/setup.html", context, status_code=422)
-    return await _start_session(page, conn, user, f"/w/{workspace.id}/campaigns", "auth.welcome")
+    if owner is None:
+        return render(page, "dashboard/auth/setup_invalid.html", {}, status_code=404)
+    url = f"/w/{owner.workspace.id}/campaigns"
+    return _with_session(page, owner.session, url, "auth.welcome")
 
 
 @router.post("/language")
@@ -99,11 +125,14 @@ async def switch_language(page: Anyone, conn: Db) -> Response:
     return response
 
 
-async def _start_session(
-    page: Page, conn: AsyncConnection, user: User, url: str, flash: str | None = None
-) -> Response:
-    token = await accounts.start_session(conn, user, now=datetime.now(UTC))
+def _with_session(page: Page, session: NewSession, url: str, flash: str | None = None) -> Response:
     response = redirect(page, url, flash)
-    set_session_cookie(response, token, secure=page.settings.is_secure)
-    set_language_cookie(page, response, user.locale)
+    set_session_cookie(response, session.token, secure=page.settings.is_secure)
+    set_language_cookie(page, response, session.user.locale)
     return response
+
+
+def _client_ip(request: Request, settings: Settings) -> str:
+    """The address sign-ins are limited by, read as the redirect reads a visitor's."""
+    peer = request.client.host if request.client else "0.0.0.0"  # noqa: S104 -- unknown peer
+    return client_ip(peer, request.headers.get("x-forwarded-for"), settings.trusted_proxies)

@@ -16,7 +16,14 @@ from trilha.i18n import Translator, negotiate_locale, translator
 from trilha.ids import new_secret
 from trilha.settings import Settings
 from trilha.validation import NOT_TEXT, is_text
-from trilha.web.auth import CSRF_HEADER, SAFE_METHODS, Db, current_session, runtime_of
+from trilha.web.auth import (
+    CSRF_HEADER,
+    SAFE_METHODS,
+    SESSION_COOKIE,
+    Db,
+    current_session,
+    runtime_of,
+)
 from trilha.workspaces import Membership, Role, Workspace, get_membership, list_memberships
 
 LANG_COOKIE = "trilha_lang"
@@ -80,9 +87,19 @@ async def check_csrf(request: Request, expected: str) -> None:
         raise PermissionDenied("missing or wrong CSRF token; reload the page and try again")
 
 
-async def anonymous(request: Request, conn: Db) -> Page:
-    """Sign-in and setup pages: no session is needed, so CSRF is a double-submit cookie."""
-    return await _anonymous_page(request, await current_session(request, conn))
+async def anonymous(request: Request) -> Page:
+    """Sign-in and setup pages: no session is needed, so CSRF is a double-submit cookie.
+
+    They hold no connection while they work (checking a password takes a while), so a session
+    cookie, if sent, is looked up on a connection of its own, released at once.
+    """
+    cookie = request.cookies.get(ANON_CSRF_COOKIE, "")
+    await check_csrf(request, cookie)
+    session = None
+    if request.cookies.get(SESSION_COOKIE):
+        async with runtime_of(request).read_engine.connect() as conn:
+            session = await current_session(request, conn)
+    return Page(request, request_translator(request), cookie or new_secret(), session)
 
 
 async def anyone(request: Request, conn: Db) -> Page:
