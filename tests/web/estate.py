@@ -23,6 +23,7 @@ _serial = count(1)
 @dataclass(frozen=True, slots=True)
 class Estate:
     owner: Caller
+    member: Caller  # of role member
     workspace: Workspace
     ids: dict[str, str]  # a path parameter's name -> the id of a real row behind it
 
@@ -50,6 +51,7 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
     assert (sale["status"], orphan["status"]) == ("created", "orphan")
     return Estate(
         owner,
+        member,
         workspace,
         {
             "workspace_id": workspace.id,
