@@ -1,9 +1,9 @@
 """schemathesis against the management API's OpenAPI document: whatever a client sends, valid or
 not, the API never answers 500 and every answer matches the schema it documents.
 
-Requests carry a real API key and hit real rows (tests/web/estate.py), each operation on a fresh
-database, so that the fuzzing reaches past authentication and the lookup of path ids. The app
-runs on an event loop of its own thread while hypothesis drives the cases synchronously.
+Requests carry a real API key and name real rows (tests/web/estate.py), so that the fuzzing reaches
+past authentication and the lookup of path ids. The app runs on an event loop of its own thread
+while hypothesis drives the cases synchronously.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ from trilha.settings import Settings
 EXAMPLES = {"ci": 20, "full": 500}[os.environ.get("TRILHA_HYPOTHESIS_PROFILE", "ci")]
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 # NUL characters are the HTTP edge's concern (refused there with a 400 of its own), not the
-# schema's: leaving them out keeps this test about what the handlers answer.
+# schema's: leaving them out keeps this test about what the handlers answer. The coverage phase
+# (every boundary of every field, hundreds of requests per operation) is left to the fuzzing's
+# random search, which the full profile makes long.
 CONFIG = SchemathesisConfig.from_str(
     f"""
 [generation]
@@ -76,18 +78,19 @@ class LiveApi:
         sent = case.as_transport_kwargs(
             base_url="http://testserver", headers=self.estate.owner.headers
         )
-        if not sent.pop("cookies", None) and isinstance(sent.get("data"), bytes | str):
+        sent.pop("cookies")  # always empty: no operation takes a cookie parameter
+        if isinstance(sent.get("data"), bytes | str):  # httpx sends raw bodies as content
             sent["content"] = sent.pop("data")
         response: httpx.Response = self.portal.call(lambda: self.client.request(**sent))
         return response
 
 
-async def start(settings_: Settings) -> tuple[TrilhaApp, httpx.AsyncClient, AsyncEngine]:
-    app = create_app(settings_)
+async def start(config: Settings) -> tuple[TrilhaApp, httpx.AsyncClient, AsyncEngine]:
+    app = create_app(config)
     app.runtime.start()
     transport = httpx.ASGITransport(app=app, client=("198.51.100.23", 50000))
     client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
-    return app, client, make_engine(settings_.database_url)
+    return app, client, make_engine(config.database_url)
 
 
 async def stop(app: TrilhaApp, client: httpx.AsyncClient, db: AsyncEngine) -> None:
