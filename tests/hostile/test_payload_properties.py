@@ -133,6 +133,32 @@ def test_it_reads_bracketed_form_fields_as_the_object_they_spell(tree: Tree) -> 
         assert get_path(tree, key.replace("][", ".").replace("[", ".").rstrip("]")) == value
 
 
+def multipart(pairs: list[tuple[str, str]], boundary: str = "b0undary") -> bytes:
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+        for name, value in pairs
+    ]
+    return ("".join(parts) + f"--{boundary}--\r\n").encode()
+
+
+@given(
+    FORM_TREE.filter(lambda tree: isinstance(tree, dict) and depth(tree) <= MAX_DEPTH),
+    st.sampled_from(["urlencoded", "multipart"]),
+)
+def test_it_reads_a_form_the_same_whatever_its_encoding(tree: Tree, encoding: str) -> None:
+    pairs = [
+        (name, value)
+        for name, value in flatten(tree)
+        if not any(char in name + value for char in '"\r\n\\%') and "b0undary" not in value
+    ]
+    if encoding == "urlencoded":
+        body, content_type = urlencode(pairs).encode(), "application/x-www-form-urlencoded"
+    else:
+        body, content_type = multipart(pairs), "multipart/form-data; boundary=b0undary"
+
+    assert body_fields(body, content_type) == pairs_to_tree(pairs)
+
+
 @given(st.dictionaries(KEY, LEAF, max_size=20))
 def test_it_reads_plain_fields_as_a_flat_object(fields: dict[str, str]) -> None:
     assert pairs_to_tree(list(fields.items())) == fields
