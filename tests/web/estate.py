@@ -65,5 +65,6 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "click_id": click_id,
             "conversion_id": orphan["conversion_id"],
             "postback_id": sale["postback_id"],
+            "entry_id": sale["postback_id"],  # the dashboard's name for a postback log entry
         },
     )
