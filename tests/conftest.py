@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from uuid import uuid4
 
@@ -53,10 +54,12 @@ def postgres_template() -> Iterator[str | None]:
         admin.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
 
 
-@pytest.fixture
-def database_url(tmp_path: Path, postgres_template: str | None) -> Iterator[str]:
+@contextmanager
+def fresh_database(directory: Path, postgres_template: str | None) -> Iterator[str]:
+    """A migrated database of its own: a SQLite file in ``directory``, or a PostgreSQL copy of
+    the template, dropped afterwards."""
     if POSTGRES_URL is None or postgres_template is None:
-        url = f"sqlite+aiosqlite:///{tmp_path / 'trilha.db'}"
+        url = f"sqlite+aiosqlite:///{directory / 'trilha.db'}"
         migrate(url)
         yield url
         return
@@ -85,7 +88,14 @@ def dns_records(dns_server: DnsServer) -> Iterator[DnsServer]:
 
 
 @pytest.fixture
-def settings(database_url: str, dns_server: DnsServer) -> Settings:
+def database_url(tmp_path: Path, postgres_template: str | None) -> Iterator[str]:
+    with fresh_database(tmp_path, postgres_template) as url:
+        yield url
+
+
+def settings_for(database_url: str, dns_server: DnsServer) -> Settings:
+    """The app's settings on ``database_url``, its custom-domain checks asking the local DNS
+    server."""
     return Settings(
         database_url=database_url,
         public_url="http://testserver",
@@ -93,6 +103,11 @@ def settings(database_url: str, dns_server: DnsServer) -> Settings:
         dns_port=dns_server.port,
         _env_file=None,
     )
+
+
+@pytest.fixture
+def settings(database_url: str, dns_server: DnsServer) -> Settings:
+    return settings_for(database_url, dns_server)
 
 
 @pytest.fixture

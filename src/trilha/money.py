@@ -44,6 +44,7 @@ MINOR_DIGITS = {
 }
 # A single sale above this is far more likely a parsing mistake than a real amount.
 MAX_AMOUNT = Decimal("10000000")
+_CENT = Decimal("0.01")
 
 _DECIMAL_DOT = re.compile(r"-?\d+(\.\d+)?")
 _DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
@@ -76,12 +77,14 @@ def parse_amount(raw: object, unit: ValueUnit = ValueUnit.DECIMAL) -> Decimal:
     if unit is ValueUnit.CENTS:
         if amount != amount.to_integral_value():
             raise AmountError(f"{text!r} is not a whole number of cents")
-        amount = (amount / 100).quantize(Decimal("0.01"))
+        # scaleb, not a division: exact for any number of digits, where dividing rounds to
+        # Decimal's 28 digits and the quantize that follows then fails.
+        amount = amount.scaleb(-2)
     if amount < 0:
         raise AmountError(f"negative amount {text!r}")
     if amount > MAX_AMOUNT:
         raise AmountError(f"amount {text!r} is larger than {MAX_AMOUNT}")
-    return amount
+    return amount.quantize(_CENT) if unit is ValueUnit.CENTS else amount
 
 
 def _parse_text(text: str) -> Decimal:

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 STARTUP_TIMEOUT = 30.0
+SERVING = "trilha.runtime: serving: "  # each worker's line once it serves
 # granian's line for each worker process it starts, the first one and every replacement.
 SPAWNED = re.compile(r"Spawning worker-(\d+) with PID: (\d+)")
 
@@ -70,8 +71,10 @@ class Server:
         return self._process
 
     def start(self) -> None:
-        """Start on a fresh port and return once it answers its health check."""
+        """Start on a fresh port and return once every worker is serving (each logs a line when
+        it is) and the server answers its health check."""
         port = free_port()
+        logged_before = len(self.log()) if self.log_path.exists() else 0
         env = {
             **os.environ,
             "TRILHA_DATABASE_URL": self.database_url,
@@ -89,7 +92,7 @@ class Server:
             )
         self.base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not self._answers():
+        while self.log()[logged_before:].count(SERVING) < self.workers or not self._answers():
             assert self.process.poll() is None, f"trilha serve exited early:\n{self.log()}"
             assert time.monotonic() < deadline, f"trilha serve did not start:\n{self.log()}"
             time.sleep(0.05)

@@ -231,6 +231,26 @@ async def test_cart_and_subscription_notices_are_logged_and_never_counted(
     assert await fetch_all(db, conversions) == []
 
 
+async def test_an_amount_in_cents_too_long_to_divide_is_invalid_not_an_error(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_ticto(client, db)
+    cents = int("9" * 40)  # more digits than Decimal's precision once divided by 100
+
+    response = await deliver(
+        client, shop, webhook("authorized", tracking={"sck": shop.click_id}, paid_amount=cents)
+    )
+
+    assert response.status_code == 400
+    assert (response.json()["status"], response.json()["reason"]) == (
+        "invalid",
+        f"amount {str(cents)!r} is larger than 10000000",
+    )
+    [entry] = await log_entries(db)
+    assert (entry["outcome"], entry["reason"]) == ("invalid", response.json()["reason"])
+    assert await fetch_all(db, conversions) == []
+
+
 async def test_nao_informado_in_every_tracking_field_means_no_click_id(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
