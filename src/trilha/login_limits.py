@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from ipaddress import IPv6Address, ip_address, ip_network
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Insert, case, delete, literal, or_, select, update
@@ -24,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import login_attempts
 from trilha.errors import TooManyRequests
+from trilha.visitors import address_block
 
 if TYPE_CHECKING:
     from trilha.settings import Settings
@@ -63,23 +63,6 @@ class Attempt:
     counts: tuple[_Count, ...]
 
 
-def address_key(ip: str) -> str:
-    """The address an IP's attempts count against: IPv6 by its /64, which one host often holds.
-
-    >>> address_key("2001:db8::1"), address_key("203.0.113.9")
-    ('2001:db8::/64', '203.0.113.9')
-    """
-    try:
-        address = ip_address(ip)
-    except ValueError:  # the server's own reading of an unusual peer
-        return ip
-    if isinstance(address, IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ip_network(f"{address}/64", strict=False))
-    return str(address)
-
-
 async def count_attempt(
     conn: AsyncConnection, limits: LoginLimits, *, email: str, ip: str, now: datetime
 ) -> Attempt:
@@ -89,7 +72,7 @@ async def count_attempt(
     limit = {LimitKind.ACCOUNT: limits.per_account, LimitKind.IP: limits.per_ip}
     keys = (
         (LimitKind.ACCOUNT, _key_hash(LimitKind.ACCOUNT, email.strip().lower())),
-        (LimitKind.IP, _key_hash(LimitKind.IP, address_key(ip))),
+        (LimitKind.IP, _key_hash(LimitKind.IP, address_block(ip))),
     )
     counted = []
     for kind, key_hash in keys:

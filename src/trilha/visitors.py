@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from ipaddress import IPv4Address, IPv6Address, ip_address
+from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 
 import iptocc
 import ua_parser
@@ -142,3 +142,21 @@ def _parse_ip(text: str) -> IPv4Address | IPv6Address | None:
 
 def _is_trusted(address: IPv4Address | IPv6Address, trusted: Sequence[Network]) -> bool:
     return any(address.version == net.version and address in net for net in trusted)
+
+
+def address_block(ip: str) -> str:
+    """What one sender is known by: its IPv4 address (also when mapped into IPv6), or its IPv6
+    address's /64, which one machine often holds whole; what does not parse, as it is.
+
+    >>> address_block("2001:db8:1:2:3:4:5:6"), address_block("::ffff:203.0.113.9")
+    ('2001:db8:1:2::/64', '203.0.113.9')
+    """
+    try:
+        address = ip_address(ip)
+    except ValueError:  # the server's own reading of an unusual peer
+        return ip
+    if isinstance(address, IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ip_network(f"{address}/64", strict=False))
+    return str(address)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from ipaddress import IPv6Address, ip_address, ip_network
 from typing import Any
 
 from sqlalchemy import case, delete, func, select
@@ -24,6 +23,7 @@ from trilha.postbacks.log import header_secrets, mask_headers, secret_masker
 from trilha.postbacks.payload import PayloadError, Tree, pairs_to_tree, parse_body, parse_form
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
+from trilha.visitors import address_block
 
 SAMPLES_PER_SOURCE = 3  # each hour
 SAMPLED_SOURCES = 20  # the first sources of each hour have samples kept
@@ -46,15 +46,7 @@ def source_of(ip: str) -> str:
     >>> source_of("2001:db8:1:2:3:4:5:6"), source_of("198.51.100.7")
     ('2001:db8:1:2::/64', '198.51.100.7')
     """
-    try:
-        address = ip_address(ip)
-    except ValueError:
-        return ip[:45]
-    if isinstance(address, IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ip_network(f"{address}/64", strict=False))
-    return str(address)
+    return address_block(ip)[:45]
 
 
 async def record_unmatched(
