@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-from trilha.web.asgi import Scope
-
 
 @dataclass(frozen=True)
 class RawPostback:
@@ -33,10 +31,3 @@ class RawPostback:
     @property
     def content_type(self) -> str:
         return self.header_map.get("content-type", "")
-
-
-def scope_headers(scope: Scope) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (name.decode("latin-1").lower(), value.decode("latin-1").replace("\x00", ""))
-        for name, value in scope["headers"]
-    )

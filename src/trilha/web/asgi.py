@@ -59,6 +59,14 @@ def replay_body(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
+def scope_headers(scope: Scope) -> tuple[tuple[str, str], ...]:
+    """Every header in order: names lower-cased, values as Latin-1 without NULs."""
+    return tuple(
+        (name.decode("latin-1").lower(), value.decode("latin-1").replace("\x00", ""))
+        for name, value in scope["headers"]
+    )
+
+
 async def send_html(
     send: Send,
     status: int,

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.errors import StorageUnavailable
-from trilha.postbacks.raw import RawPostback, scope_headers
+from trilha.postbacks.raw import RawPostback
 from trilha.runtime import Runtime
 from trilha.visitors import client_ip
-from trilha.web.asgi import Receive, Scope, Send, read_body
+from trilha.web.asgi import Receive, Scope, Send, read_body, scope_headers
 from trilha.web.tracking import request_host
 
 MERCHANT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
