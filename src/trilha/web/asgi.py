@@ -67,6 +67,18 @@ def scope_headers(scope: Scope) -> tuple[tuple[str, str], ...]:
     )
 
 
+def request_host(host_header: str) -> str:
+    """The Host header without its port, lower-cased.
+
+    >>> request_host("Track.Example.com:8443"), request_host("[::1]:8000")
+    ('track.example.com', '[::1]')
+    """
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
 async def send_html(
     send: Send,
     status: int,

@@ -12,8 +12,7 @@ from trilha.errors import StorageUnavailable
 from trilha.postbacks.raw import RawPostback
 from trilha.runtime import Runtime
 from trilha.visitors import client_ip
-from trilha.web.asgi import Receive, Scope, Send, read_body, scope_headers
-from trilha.web.tracking import request_host
+from trilha.web.asgi import Receive, Scope, Send, read_body, request_host, scope_headers
 
 MERCHANT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 PATHS = ("/postback", "/pb")

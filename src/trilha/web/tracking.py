@@ -14,7 +14,15 @@ from trilha.clicks import ClickRequest, read_query
 from trilha.errors import StorageUnavailable
 from trilha.runtime import Runtime
 from trilha.visitors import Visitor, client_ip, parse_device
-from trilha.web.asgi import MAX_HEADER_VALUE, Receive, Scope, Send, header_map, send_html
+from trilha.web.asgi import (
+    MAX_HEADER_VALUE,
+    Receive,
+    Scope,
+    Send,
+    header_map,
+    request_host,
+    send_html,
+)
 
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 LOCATION_SAFE = string.punctuation.replace('"', "").replace("<", "").replace(">", "")
@@ -90,15 +98,3 @@ def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
         now=datetime.now(UTC),
         cut=cut,
     )
-
-
-def request_host(host_header: str) -> str:
-    """The Host header without its port, lower-cased.
-
-    >>> request_host("Track.Example.com:8443"), request_host("[::1]:8000")
-    ('track.example.com', '[::1]')
-    """
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        return host.split("]", 1)[0] + "]"
-    return host.rsplit(":", 1)[0] if ":" in host else host
