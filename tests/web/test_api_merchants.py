@@ -12,7 +12,7 @@ from tests.factories import fetch_all, make_workspace
 from tests.web.callers import make_member, make_owner
 from tests.web.sales import click, create_merchant
 from trilha.db.schema import conversions, merchants
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
 from trilha.workspaces import Role
 
 SECRET = "hottok9Secret-Xq7w"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 from sqlalchemy import Connection, and_, delete, or_, select
@@ -16,11 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.driver import insert_row
 from trilha.db.schema import postback_log
-from trilha.postbacks.outcome import Result
 from trilha.postbacks.raw import RawPostback
-
-if TYPE_CHECKING:
-    from trilha.postbacks.receive import Trace
+from trilha.postbacks.result import Result
+from trilha.postbacks.trace import Trace
 
 MASK = "********"
 # Shorter secrets are masked only where they are a whole value (a query or form value, a JSON

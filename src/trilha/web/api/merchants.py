@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 
 from trilha import merchants
 from trilha.postbacks import trial
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
 from trilha.visitors import client_ip
 from trilha.web.api.dependencies import AppSettings, InWorkspace
 from trilha.web.api.postback_schemas import (
