@@ -10,7 +10,7 @@ import trilha
 from trilha.conversions.dedupe import DedupeMode
 from trilha.conversions.outcome import Outcome
 from trilha.custom_domains import DomainStatus
-from trilha.db.schema import DIMENSIONS
+from trilha.dimensions import DIMENSIONS
 from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
 from trilha.macros import BUILTIN_MACROS
 from trilha.merchants import RULE_STATUSES

@@ -405,7 +405,7 @@ class ClickOut(Answer):
     referrer: str
     is_bot: bool
     is_unique: bool = Field(description="First click of this visitor on the campaign in 24 h.")
-    # The click fields, in the order of trilha.db.schema.DIMENSIONS (a test keeps them in step).
+    # The click fields, in the order of trilha.dimensions.DIMENSIONS (a test keeps them in step).
     creative: str | None = None
     ad_id: str | None = None
     ad_name: str | None = None
