@@ -198,7 +198,7 @@ def _record(
         recorded.reason,
         conversion_id=recorded.conversion_id,
         event_type=fields.event_type,
-        status=fields.status,
+        status=recorded.status,
         details=recorded.details,
     )
 
