@@ -78,7 +78,7 @@ async def test_a_repeated_postback_counts_once(client: httpx.AsyncClient, db: As
     assert conversion["value_minor"] == 29700
     entries = sorted(await fetch_all(db, postback_log), key=lambda e: e["received_at"])
     assert entries[1]["details"]["stored_value"] == "297.00"
-    assert entries[1]["details"]["received_value"] == "197"
+    assert entries[1]["details"]["received_value"] == "197.00"
 
 
 @pytest.mark.parametrize("concurrency", [100])

@@ -22,7 +22,7 @@ from trilha.conversions.status import LEGAL_CHANGES, Status
 from trilha.db.driver import insert_row
 from trilha.db.schema import conversion_status_history, conversions
 from trilha.ids import new_id
-from trilha.money import from_minor, to_minor
+from trilha.money import from_minor, rounded, to_minor
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,7 @@ def _repeat(
     if (value_minor, reported.currency) != (existing.value_minor, existing.currency):
         details["stored_value"] = str(from_minor(existing.value_minor, existing.currency))
         details["stored_currency"] = existing.currency
-        details["received_value"] = str(reported.value)
+        details["received_value"] = str(rounded(reported.value, reported.currency))
     if reported.status == existing.status:
         return Recorded(
             Outcome.DUPLICATE, "already recorded", existing.id, Status(existing.status), details

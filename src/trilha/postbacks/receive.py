@@ -254,6 +254,7 @@ def _identify_workspace(
     if row is None:
         raise Rejected("the workspace no longer exists")
     trace.workspace_id = row.id
+    trace.currency = row.currency
     trace.secrets.append(row.postback_token)
     return row.id, row.currency
 
