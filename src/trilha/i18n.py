@@ -46,15 +46,34 @@ class Translator:
         return PLACEHOLDER.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
 
     def error(self, message: str) -> str:
-        """A domain error message in this language, or as it is when the catalog lacks it.
+        """A domain error message in this language, part by part where it joins several with
+        "; " (a part the catalog lacks stays as it is).
 
-        >>> Translator("pt-BR", {}, {"must be at most # characters": "no máximo # caracteres"}
-        ... ).error("must be at most 120 characters")
+        >>> t = Translator("pt-BR", {}, {
+        ...     "must be at most # characters": "no máximo # caracteres",
+        ...     "unknown event type #; add it under event types": "tipo # desconhecido; crie-o"})
+        >>> t.error("must be at most 120 characters")
         'no máximo 120 caracteres'
+        >>> t.error("unknown event type 'X'; add it under event types; no amount")
+        "tipo 'X' desconhecido; crie-o; no amount"
         """
+        parts = message.split("; ")
+        translated, start = [], 0
+        while start < len(parts):
+            for end in range(len(parts), start, -1):
+                text = self._one_error("; ".join(parts[start:end]))
+                if text is not None:
+                    break
+            else:
+                end, text = start + 1, parts[start]
+            translated.append(text)
+            start = end
+        return "; ".join(translated)
+
+    def _one_error(self, message: str) -> str | None:
         template = self.errors.get(VARIABLE.sub("#", message))
         if template is None:
-            return message
+            return None
         values = iter(VARIABLE.findall(message))
         return re.sub("#", lambda _: next(values, "#"), template)
 

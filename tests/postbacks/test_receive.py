@@ -206,6 +206,29 @@ async def test_an_unknown_click_is_kept_as_an_orphan(
     assert (conversion["click_id"], conversion["raw_click_id"]) == (None, "NOSUCHCLICK")
 
 
+async def test_it_names_every_mapping_problem_at_once_and_logs_what_it_read(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    params = {"tipo": "nonsense", "payout": "abc", "moeda": "usd", "status": "pago", "txid": "T7"}
+
+    response = await client.get("/pb", params={"token": workspace.postback_token, **params})
+
+    assert response.status_code == 400
+    # The most fundamental first: without a click id nothing else matters.
+    reason = response.json()["reason"]
+    assert reason.startswith("no click id in the request (looked in: click_id, ")
+    assert reason.endswith(
+        "); unknown event type 'NONSENSE'; add it under event types; 'abc' is not an amount"
+    )
+    [entry] = await fetch_all(db, postback_log)
+    assert (entry["txid"], entry["value"], entry["currency"]) == ("T7", "abc", "usd")
+    assert (entry["details"]["platform_event"], entry["details"]["platform_status"]) == (
+        "nonsense",
+        "pago",
+    )
+
+
 @pytest.mark.parametrize(
     ("params", "status_code", "reason"),
     [

@@ -145,34 +145,35 @@ def write_log(
             "conversion_id": result.conversion_id,
             "campaign_id": trace.campaign_id,
             "click_id": trace.click_id,
-            "txid": fields.txid if fields else None,
+            "txid": fields.txid if fields else trace.read.get("txid"),
             "event_type": fields.event_type if fields else None,
             "status": fields.status if fields else None,
-            "value": _value(fields, trace.currency),
-            "currency": fields.currency if fields else None,
-            "details": {**result.details, **_mapping_details(fields)},
+            "value": _value(fields, trace.currency) if fields else trace.read.get("value"),
+            "currency": fields.currency if fields else trace.read.get("currency"),
+            "details": {**result.details, **_mapping_details(fields, trace.read)},
             "processing_us": processing_us,
             "replay_of": replay_of,
         },
     )
 
 
-def _value(fields: Fields | None, default_currency: str | None) -> str | None:
+def _value(fields: Fields, default_currency: str | None) -> str:
     """The value read, in its currency's minor unit."""
-    if fields is None:
-        return None
     currency = fields.currency or default_currency
     return str(fields.value if currency is None else rounded(fields.value, currency))
 
 
-def _mapping_details(fields: Fields | None) -> dict[str, str]:
-    if fields is None:
-        return {}
-    words = {
-        "platform_event": fields.platform_event,
-        "platform_status": fields.platform_status,
-        "value_note": fields.value_note,
-    }
+def _mapping_details(fields: Fields | None, read: dict[str, str]) -> dict[str, str]:
+    """The platform's own words; when the mapping failed, as they were read."""
+    words = (
+        {"platform_event": read.get("event"), "platform_status": read.get("status")}
+        if fields is None
+        else {
+            "platform_event": fields.platform_event,
+            "platform_status": fields.platform_status,
+            "value_note": fields.value_note,
+        }
+    )
     return {k: v for k, v in words.items() if v}
 
 

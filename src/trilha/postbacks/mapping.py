@@ -4,6 +4,7 @@ the postback's fields in trilha's words (pure)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -11,13 +12,20 @@ from trilha.conversions.status import Status
 from trilha.merchants import Merchant
 from trilha.money import AmountError, check_currency, parse_amount
 from trilha.postbacks.payload import Tree, get_path
+from trilha.postbacks.preset import IGNORE
 
 UNFILLED_MACRO = re.compile(r"[{}\[\]]|^%[A-Za-z_][\w.-]*%$|^\$[A-Za-z_]\w*\$?$")
 MAX_FIELD_LENGTH = 200
+READ = ("click_id", "event", "status", "value", "currency", "txid")  # kept in the log as sent
 
 
 class MappingError(ValueError):
-    """The payload does not give what a postback needs; the message is the `invalid` reason."""
+    """The payload does not give what a postback needs; the message is the `invalid` reason.
+    ``read``: the fields that were read, as sent, for the log."""
+
+    def __init__(self, message: str, *, read: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.read = dict(read or {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,25 +60,35 @@ def read_field(merchant: Merchant, payload: Tree, name: str) -> str | None:
 
 
 def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]) -> Fields:
-    click_id = read_field(merchant, payload, "click_id")
+    """The postback's fields, or a MappingError naming every problem, the most fundamental
+    first (the click id, then what the event is, then its details), with what was read."""
+    read = {name: read_field(merchant, payload, name) for name in READ}
+    click_id, txid = read["click_id"], read["txid"]
+    problems = []
     if click_id is not None and UNFILLED_MACRO.search(click_id):
-        raise MappingError(f"the click id is an unfilled macro: {click_id[:60]!r}")
-    if click_id is not None and len(click_id) > MAX_FIELD_LENGTH:
-        raise MappingError("the click id is longer than 200 characters")
-    platform_event = read_field(merchant, payload, "event")
-    platform_status = read_field(merchant, payload, "status")
-    event_type, status = classify(merchant, platform_event, platform_status)
-    if event_type not in event_types:
-        raise MappingError(f"unknown event type {event_type[:40]!r}; add it under event types")
-    txid = read_field(merchant, payload, "txid")
+        problems.append(f"the click id is an unfilled macro: {click_id[:60]!r}")
+    elif click_id is not None and len(click_id) > MAX_FIELD_LENGTH:
+        problems.append("the click id is longer than 200 characters")
+    event_type = status = None
+    try:
+        event_type, status = classify(merchant, read["event"], read["status"])
+    except MappingError as exc:
+        problems.append(str(exc))
+    if event_type is not None and event_type not in event_types:
+        problems.append(f"unknown event type {event_type[:40]!r}; add it under event types")
     if txid is not None and len(txid) > MAX_FIELD_LENGTH:
-        raise MappingError("the transaction id is longer than 200 characters")
-    currency = read_field(merchant, payload, "currency")
+        problems.append("the transaction id is longer than 200 characters")
+    value, value_note, currency = Decimal(0), None, read["currency"]
     try:
         value, value_note = _value(merchant, payload)
         currency = check_currency(currency) if currency else merchant.preset.currency
     except AmountError as exc:
-        raise MappingError(str(exc)) from None
+        problems.append(str(exc))
+    if status != IGNORE and click_id is None:  # an event the mapping ignores needs no click
+        looked = ", ".join(merchant.paths("click_id"))
+        problems.insert(0, f"no click id in the request (looked in: {looked})")
+    if problems or event_type is None or status is None:
+        raise MappingError("; ".join(problems), read={k: v for k, v in read.items() if v})
     return Fields(
         click_id,
         event_type,
@@ -78,8 +96,8 @@ def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]
         value,
         currency,
         txid,
-        platform_event,
-        platform_status,
+        read["event"],
+        read["status"],
         value_note,
     )
 

@@ -146,14 +146,13 @@ def _process(
             trace.auth_failed = True
             raise Rejected(failure, http_status=401)
     names = reads.get(("event types", workspace_id), lambda: event_type_names(conn, workspace_id))
-    fields = _map(merchant, payload, names)
+    fields = _map(merchant, payload, names, trace)
     trace.fields = fields
     trace.click_id = fields.click_id
     if fields.status == IGNORE:
         return Result(Outcome.IGNORED, _ignored_reason(fields), event_type=fields.event_type)
     if fields.click_id is None:
-        looked = ", ".join(merchant.paths("click_id"))
-        raise Rejected(f"no click id in the request (looked in: {looked})")
+        raise RuntimeError("the mapping let a counted event through without a click id")
     attribution = (
         looked_up
         if looked_up is not None and looked_up.raw_click_id == fields.click_id
@@ -316,10 +315,12 @@ def _ignored_reason(fields: Fields) -> str:
     return f"the mapping does not count {', '.join(words) or 'this postback'}"
 
 
-def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str]) -> Fields:
+def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str], trace: Trace) -> Fields:
     try:
         return map_fields(merchant, payload, event_types=event_types)
     except MappingError as exc:
+        trace.read = exc.read
+        trace.click_id = exc.read.get("click_id")
         raise Rejected(str(exc)) from None
 
 

@@ -19,5 +19,6 @@ class Trace:
     secret_headers: set[str] = field(default_factory=set)  # stored masked whole
     auth_failed: bool = False
     fields: Fields | None = None
+    read: dict[str, str] = field(default_factory=dict)  # as sent, when the mapping failed
     click_id: str | None = None
     campaign_id: str | None = None
