@@ -6,6 +6,7 @@ network's own macros to put in the ad's URL parameters so that the network fills
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -74,3 +75,24 @@ AD_NETWORKS: Final[dict[str, AdNetwork]] = {
         ),
     ),
 }
+
+
+def url_parameters_for(params: Iterable[ParamMapping]) -> tuple[AdNetwork, str] | None:
+    """The ad network a source's mapping follows most, and the URL parameters of the rows it
+    shares with it, to paste into that network's ads again; None when it shares no row.
+
+    >>> mapping = [ParamMapping("campaignid", "utm_campaign"), ParamMapping("kw", "keyword")]
+    >>> network, parameters = url_parameters_for(mapping)
+    >>> network.name, parameters
+    ('Google Ads', 'campaignid={campaignid}')
+    """
+    mine = {(mapping.param, mapping.field) for mapping in params}
+
+    def shared(network: AdNetwork) -> list[NetworkParam]:
+        return [row for row in network.rows if (row.param, row.field) in mine]
+
+    network = max(AD_NETWORKS.values(), key=lambda candidate: len(shared(candidate)))
+    rows = shared(network)
+    if not rows:
+        return None
+    return network, "&".join(f"{row.param}={row.network_macro}" for row in rows)

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account
 from tests.factories import fetch_all, make_source
+from trilha.ad_networks import AD_NETWORKS
 from trilha.campaigns import ParamMapping
 from trilha.db.schema import traffic_sources
 
@@ -29,6 +30,12 @@ async def test_the_facebook_mapping_prefills_the_rows(
     assert {"param": "adset_id", "field": "adset_id"} in row["params"]
     assert {"param": "campaign_name", "field": "utm_campaign"} in row["params"]
     await expect(page.locator("#sources")).to_contain_text("campaign_name")
+    # Later, for the next ad: the source's page shows what to paste again.
+    await page.goto(f"/w/{owner.workspace.id}/sources/{row['id']}")
+    await expect(page.locator("#network-hint")).to_contain_text("Facebook Ads")
+    await expect(page.locator("#network-hint code")).to_have_text(
+        AD_NETWORKS["facebook"].url_parameters
+    )
 
 
 async def test_rows_are_added_edited_and_checked(

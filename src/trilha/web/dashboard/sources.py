@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from fastapi import APIRouter, Response
 
-from trilha.ad_networks import AD_NETWORKS
+from trilha.ad_networks import AD_NETWORKS, url_parameters_for
 from trilha.campaigns import (
     ParamMapping,
     TrafficSource,
@@ -125,5 +125,7 @@ def _form(
         "fields": DIMENSIONS,
         "networks": AD_NETWORKS,
         "network": AD_NETWORKS.get(network),
+        # An existing source: the parameters to paste into its network's ads, again.
+        "network_hint": url_parameters_for(rows) if source else None,
     }
     return render(page, "dashboard/sources/form.html", context, status_code=status_code)
