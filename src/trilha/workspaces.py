@@ -150,7 +150,7 @@ async def update_workspace(
         await conn.execute(
             update(workspaces).where(workspaces.c.id == workspace.id).values(**values)
         )
-    return await _get_workspace(conn, workspace.id)
+    return await get_workspace(conn, workspace.id)
 
 
 async def rotate_postback_token(conn: AsyncConnection, workspace: Workspace) -> Workspace:
@@ -159,14 +159,14 @@ async def rotate_postback_token(conn: AsyncConnection, workspace: Workspace) -> 
         .where(workspaces.c.id == workspace.id)
         .values(postback_token=new_secret())
     )
-    return await _get_workspace(conn, workspace.id)
+    return await get_workspace(conn, workspace.id)
 
 
 async def delete_workspace(conn: AsyncConnection, workspace: Workspace) -> None:
     await conn.execute(delete(workspaces).where(workspaces.c.id == workspace.id))
 
 
-async def _get_workspace(conn: AsyncConnection, workspace_id: str) -> Workspace:
+async def get_workspace(conn: AsyncConnection, workspace_id: str) -> Workspace:
     row = (await conn.execute(select(workspaces).where(workspaces.c.id == workspace_id))).first()
     if row is None:
         raise NotFound("workspace not found")

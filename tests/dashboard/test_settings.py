@@ -61,7 +61,8 @@ async def test_an_owner_adds_a_member_and_changes_their_role(
 
     await page.fill("#members #field-email", "ninguem@example.com")
     await page.click("#member-submit")
-    await expect(page.locator("#members .field-error")).to_contain_text("nenhum usuário")
+    # No account: an invitation link, shown once, instead of an error.
+    await expect(page.locator("#new-invitation")).to_contain_text("ninguem@example.com")
 
     await page.fill("#members #field-email", "socio@example.com")
     await page.select_option("#members #field-role", "viewer")

@@ -15,6 +15,7 @@ from tests.web.callers import Caller, make_member, make_owner
 from tests.web.sales import click, postback
 from trilha.accounts import create_api_key
 from trilha.event_types import create_event_type
+from trilha.invitations import invite
 from trilha.workspaces import Role, Workspace
 
 _serial = count(1)
@@ -34,6 +35,14 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
     member = await make_member(db, workspace, Role.MEMBER)
     async with db.begin() as conn:
         spare_key, _ = await create_api_key(conn, owner.user, name="spare", now=now())
+        invited = await invite(
+            conn,
+            workspace,
+            email=f"invited{serial}@example.com",
+            role=Role.VIEWER,
+            invited_by=owner.user,
+            now=now(),
+        )
         event_type = await create_event_type(
             conn,
             workspace.id,
@@ -57,6 +66,7 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "workspace_id": workspace.id,
             "user_id": member.user.id,
             "key_id": spare_key.id,
+            "invitation_id": invited.invitation.id,
             "event_type_id": event_type.id,
             "source_id": source.id,
             "domain_id": domain.id,

@@ -31,6 +31,9 @@ ROUTES = {
     ("POST", f"{WS}/members"),
     ("PATCH", f"{WS}/members/{{user_id}}"),
     ("DELETE", f"{WS}/members/{{user_id}}"),
+    ("GET", f"{WS}/invitations"),
+    ("POST", f"{WS}/invitations"),
+    ("DELETE", f"{WS}/invitations/{{invitation_id}}"),
     *(
         (method, path)
         for resource, item in [

@@ -154,6 +154,25 @@ memberships = Table(
     Index("ix_memberships_user", "user_id"),
 )
 
+# A link that lets someone join a workspace with a role, making their account if they have none.
+# Only the token's hash is kept; the link is shown once, to the owner who made it.
+invitations = Table(
+    "invitations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("email", String(254), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("token_hash", String(64), nullable=False),
+    Column("created_by", ID, ForeignKey("users.id", ondelete="SET NULL")),
+    Column("created_at", Timestamp, nullable=False),
+    Column("expires_at", Timestamp, nullable=False),
+    Column("accepted_at", Timestamp),
+    UniqueConstraint("token_hash"),
+    CheckConstraint(ROLES, name="role"),
+    Index("ix_invitations_workspace", "workspace_id"),
+)
+
 # A custom tracking domain: once verified, its Host header selects the workspace. A host may be
 # pending in several workspaces (a DNS TXT record holding one's token proves control), verified in
 # at most one; the tracking hot paths look hosts up through the partial unique index.

@@ -23,7 +23,7 @@ from trilha.web.auth import SAFE_METHODS, verify_caller
 from trilha.web.dashboard.responses import error_page, login_redirect
 from trilha.web.errors import trilha_error
 
-ANONYMOUS_PATHS = ("/login", "/setup/", "/language")
+ANONYMOUS_PATHS = ("/login", "/setup/", "/invite/", "/language")
 ANONYMOUS_BODY_LIMIT = 16 * 1024  # a sign-in or setup form, with room to spare
 BODY_LIMIT = "trilha_body_limit"  # the attribute body_limit() sets on an endpoint
 CLOSE = {"connection": "close"}  # the rest of a refused body is not read
@@ -34,7 +34,7 @@ Endpoint = TypeVar("Endpoint", bound=Callable[..., object])
 class RouteKind(StrEnum):
     API = "api"  # an API key or a session; errors as JSON
     DASHBOARD = "dashboard"  # a session; errors as pages, no session: the sign-in page
-    ANONYMOUS = "anonymous"  # sign-in, setup link, language: no caller needed, small bodies
+    ANONYMOUS = "anonymous"  # sign-in, setup and invitation links, language: no caller needed
 
 
 def route_kind(path: str) -> RouteKind:

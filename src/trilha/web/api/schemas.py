@@ -32,6 +32,7 @@ from trilha.campaigns import (
     TrafficSource,
 )
 from trilha.custom_domains import Check, CheckResult, Domain, DomainStatus
+from trilha.invitations import Invitation
 from trilha.validation import CURRENCY, MAX_URL, NAME_MAX, SLUG, TEXT_MAX
 from trilha.workspaces import Member, Membership, Role
 
@@ -229,6 +230,27 @@ class MemberIn(Input):
 
 class MemberPatch(Input):
     role: Role
+
+
+class InvitationIn(Input):
+    email: str = Field(description="Who may join: their account, or the one the link makes.")
+    role: Role = Role.MEMBER
+
+
+class InvitationOut(Answer):
+    id: str
+    email: str
+    role: Role
+    created_at: UtcDatetime
+    expires_at: UtcDatetime
+
+    @classmethod
+    def of(cls, invitation: Invitation) -> InvitationOut:
+        return cls.model_validate(invitation)
+
+
+class NewInvitationOut(InvitationOut):
+    url: str = Field(description="The one-time link to send; shown only in this answer.")
 
 
 class MemberOut(Answer):

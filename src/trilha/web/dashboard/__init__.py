@@ -9,6 +9,7 @@ from trilha.web.dashboard import (
     conversions,
     domains,
     event_types,
+    invitations,
     members,
     merchants,
     postback_log,
@@ -31,6 +32,7 @@ SECTIONS = (
     settings,
     event_types,
     members,
+    invitations,
     api_keys,
 )
 

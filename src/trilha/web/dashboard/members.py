@@ -1,4 +1,5 @@
-"""Workspace members, on the settings page: owners add existing users, change roles, remove."""
+"""Workspace members, on the settings page: owners add users (invite, by a one-time link, those
+without an account), change roles, remove; revoke invitations."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, Response
 
 from trilha.errors import Conflict, InvalidInput, NotFound
+from trilha.invitations import invite, revoke_invitation
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect
@@ -22,16 +24,27 @@ async def add(page: InWorkspace, conn: Db) -> Response:
     form = await read_form(page.request)
     values = {"email": form["email"], "role": form["role"]}
     try:
+        role = _role(values["role"])
         member = await add_member_by_email(
-            conn, page.workspace, email=values["email"], role=_role(values["role"]), now=_now()
+            conn, page.workspace, email=values["email"], role=role, now=_now()
         )
-    except NotFound as exc:
-        context = {"member_values": values, "member_errors": {"email": exc.message}}
-        return await render_settings(page, conn, context, status_code=422)
+    except NotFound:  # no account yet: a link that makes one and joins, shown once
+        new = await invite(
+            conn, page.workspace, email=values["email"], role=role, invited_by=page.user, now=_now()
+        )
+        context = {"new_invitation": new.url(page.settings.base_url), "invited": new.invitation}
+        return await render_settings(page, conn, context)
     except (InvalidInput, Conflict) as exc:
         context = {"member_values": values, "member_errors": field_errors(exc)}
         return await render_settings(page, conn, context, status_code=422)
     return redirect(page, settings_url(page, "#members"), "members.added", email=member.email)
+
+
+@router.post("/w/{workspace_id}/invitations/{invitation_id}/delete")
+async def revoke(invitation_id: str, page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.OWNER)
+    await revoke_invitation(conn, page.workspace, invitation_id)
+    return redirect(page, settings_url(page, "#members"), "members.invitation_revoked")
 
 
 @router.post("/w/{workspace_id}/members/{user_id}/role")

@@ -88,18 +88,22 @@ async def check_csrf(request: Request, expected: str) -> None:
 
 
 async def anonymous(request: Request) -> Page:
-    """Sign-in and setup pages: no session is needed, so CSRF is a double-submit cookie.
+    """Sign-in, setup and invitation pages: no session is needed, so CSRF is a double-submit
+    cookie, or the session's token when there is one.
 
     They hold no connection while they work (checking a password takes a while), so a session
     cookie, if sent, is looked up on a connection of its own, released at once.
     """
-    cookie = request.cookies.get(ANON_CSRF_COOKIE, "")
-    await check_csrf(request, cookie)
     session = None
     if request.cookies.get(SESSION_COOKIE):
         async with runtime_of(request).read_engine.connect() as conn:
             session = await current_session(request, conn)
-    return Page(request, request_translator(request), cookie or new_secret(), session)
+    if session is not None:
+        await check_csrf(request, session.csrf_token)
+        return Page(request, request_translator(request, session), session.csrf_token, session)
+    cookie = request.cookies.get(ANON_CSRF_COOKIE, "")
+    await check_csrf(request, cookie)
+    return Page(request, request_translator(request), cookie or new_secret(), None)
 
 
 async def anyone(request: Request, conn: Db) -> Page:

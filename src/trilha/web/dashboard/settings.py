@@ -3,6 +3,7 @@ token; the members and the caller's API keys, whose forms live in members.py and
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Response
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.accounts import list_api_keys
 from trilha.errors import InvalidInput
+from trilha.invitations import list_invitations
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -77,6 +79,12 @@ async def render_settings(
         "new_key": None,
         "postback_url": workspace.postback_url(page.settings.base_url),
         "members": await list_members(conn, workspace),
+        "invitations": (
+            await list_invitations(conn, workspace, now=datetime.now(UTC))
+            if page.current.role.allows(Role.OWNER)
+            else []
+        ),
+        "new_invitation": None,
         "api_keys": await list_api_keys(conn, page.user),
         "roles": [role.value for role in Role],
         "timezones": TIMEZONE_CHOICES,
