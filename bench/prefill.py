@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import random
 import secrets
@@ -61,7 +60,7 @@ from trilha.db.schema import (
 from trilha.ids import BASE62, CLICK_RANDOM_CHARS, CLICK_TIME_CHARS, RANDOM_ID_CHARS, to_base62
 from trilha.passwords import hash_password
 from trilha.postbacks.log import MASK
-from trilha.visitors import parse_device
+from trilha.visitors import parse_device, visitor_key
 from trilha.workspaces import create_workspace
 
 CHUNK = 20_000  # rows per executemany or COPY
@@ -333,11 +332,6 @@ def _dimensions(rng: random.Random, ids: _Ids, campaign: _Campaign) -> tuple[dic
     return row, referrer
 
 
-def _visitor_key(ip: str, user_agent: str) -> str:
-    # trilha.visitors.Visitor.key
-    return hashlib.blake2b(f"{ip}\n{user_agent}".encode(), digest_size=16).hexdigest()
-
-
 @dataclass
 class _Day:
     clicks: list[dict[str, Any]] = field(default_factory=list)
@@ -405,7 +399,7 @@ def _days(
                 "created_at": created,
                 "ip": ip,
                 "user_agent": user_agent,
-                "visitor_key": _visitor_key(ip, user_agent),
+                "visitor_key": visitor_key(campaign.id, ip, user_agent),
                 "device_type": device.device_type,
                 "os": device.os,
                 "browser": device.browser,

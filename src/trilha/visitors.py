@@ -47,11 +47,21 @@ class Visitor:
     device: Device
     country: str
 
-    @property
-    def key(self) -> str:
-        """Identifies a visitor for uniqueness: IP plus user agent."""
-        digest = hashlib.blake2b(f"{self.ip}\n{self.user_agent}".encode(), digest_size=16)
-        return digest.hexdigest()
+    def key(self, campaign_id: str) -> int:
+        """Identifies the visitor on a campaign for uniqueness (see :func:`visitor_key`)."""
+        return visitor_key(campaign_id, self.ip, self.user_agent)
+
+
+def visitor_key(campaign_id: str, ip: str, user_agent: str) -> int:
+    """A visitor (IP plus user agent) of one campaign, in 8 bytes: the first 64 bits of the MD5
+    of the three, as a signed integer. Not a secret, only a compact key; MD5 because PostgreSQL
+    computes it too (migration 0007 keyed the clicks stored before it in SQL).
+
+    >>> visitor_key("c1", "203.0.113.9", "curl/8.5.0")
+    -580813665050366704
+    """
+    text = f"{campaign_id}\n{ip}\n{user_agent}".encode()
+    return int.from_bytes(hashlib.md5(text, usedforsecurity=False).digest()[:8], signed=True)
 
 
 @lru_cache(maxsize=UA_CACHE_SIZE)
