@@ -173,6 +173,9 @@ class Measurement:
     wrk_cpu_pct: float  # of its one core: near 100 means wrk, not the server, was the limit
     other_cpu_pct: float  # everything else the machine ran meanwhile, in % of one core: noise
     db_cpu_us: float | None = None  # PostgreSQL's processes serving trilha's pool, per request
+    # Bytes the server's process tree sent to the disk (its pages dirtied: on SQLite the WAL and
+    # the checkpoints into the database), per request; not PostgreSQL's own writes.
+    disk_bytes: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def verdicts(self) -> list[str]:
@@ -421,6 +424,24 @@ def tree_cpu(root: int) -> float:
             total += stats[pid][1]
             todo.extend(children.get(pid, ()))
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_disk_bytes(root: int) -> int:
+    """Bytes ``root`` and its descendants caused to be written to storage (/proc/<pid>/io's
+    write_bytes, counted when a page is dirtied)."""
+    stats = _proc_stats()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError, ValueError, StopIteration):
+            with open(f"/proc/{pid}/io") as f:
+                line = next(x for x in f if x.startswith("write_bytes:"))
+            total += int(line.split()[1])
+        todo.extend(children.get(pid, ()))
+    return total
 
 
 def pids_cpu(pids: Sequence[int]) -> float:
@@ -693,6 +714,7 @@ def measure(
         before = bench.count(url) if url else {}
         quiet = wait_until_quiet(options.quiet_limit, options.quiet_timeout)
         cpu_before = tree_cpu(proc.pid)
+        disk_before = tree_disk_bytes(proc.pid)
         db_pids: list[int] = []
         if url and target.database == "postgres":
             db_pids = postgres_backends(options.postgres_url, url)
@@ -700,6 +722,7 @@ def measure(
         busy_before = machine_busy()
         result = wrk(options.duration)
         cpu = tree_cpu(proc.pid) - cpu_before
+        disk = tree_disk_bytes(proc.pid) - disk_before
         db_cpu = pids_cpu(db_pids) - db_before if db_pids else None
         busy = machine_busy() - busy_before
         time.sleep(SETTLE)
@@ -732,6 +755,7 @@ def measure(
         wrk_cpu_pct=round(100 * result.cpu_seconds / seconds, 1),
         other_cpu_pct=round(100 * (busy - cpu - result.cpu_seconds - (db_cpu or 0.0)) / seconds, 1),
         db_cpu_us=None if db_cpu is None else round(db_cpu * per_request, 1),
+        disk_bytes=round(disk / requests) if requests else None,
         extra={**probe, "wrk": result.output, "busy_before_run": quiet},
     )
     if not options.keep_logs:
@@ -758,6 +782,7 @@ def summarize(measurements: list[Measurement]) -> dict[str, dict[str, float | No
                 "p99_ms",
                 "server_cpu_us",
                 "db_cpu_us",
+                "disk_bytes",
                 "wrk_cpu_pct",
                 "other_cpu_pct",
             )
@@ -793,14 +818,15 @@ def render(
 
     rows = [
         "| target | req/s | p50 ms | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req "
-        "| wrk CPU % | other load % |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| disk bytes/req | wrk CPU % | other load % |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, s in summary.items():
         rows.append(
             f"| {name} | {cell(s['rps'], ',.0f')} | {cell(s['p50_ms'], '.2f')} "
             f"| {cell(s['p99_ms'], '.2f')} | {cell(s['server_cpu_us'], '.0f')} "
-            f"| {cell(s['db_cpu_us'], '.0f')} | {cell(s['wrk_cpu_pct'], '.0f')} "
+            f"| {cell(s['db_cpu_us'], '.0f')} | {cell(s['disk_bytes'], ',.0f')} "
+            f"| {cell(s['wrk_cpu_pct'], '.0f')} "
             f"| {cell(s['other_cpu_pct'], '.0f')} |"
         )
     lines = ["", *rows, ""]
