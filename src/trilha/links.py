@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from trilha.db.driver import fetch_one
-from trilha.db.schema import DIMENSIONS
+from trilha.dimensions import DIMENSIONS
 
 DEFAULT_HOST = ""
 _DIMENSIONS = frozenset(DIMENSIONS)

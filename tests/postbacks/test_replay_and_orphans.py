@@ -8,7 +8,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_workspace, now
-from trilha.conversions import attach_orphan, attach_orphans
+from trilha.conversions.orphans import attach_orphan, attach_orphans
 from trilha.db.schema import clicks, conversions, postback_log
 from trilha.errors import InvalidInput, NotFound
 from trilha.event_types import create_event_type

@@ -141,7 +141,7 @@ def is_complete(operation: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize(("method", "path"), sorted(ROUTES))
 def test_it_documents_each_route(method: str, path: str) -> None:
-    assert f"`{method} {path}`" in DOCS.read_text()
+    assert f"`{method} {PREFIX}{path}`" in DOCS.read_text()
 
 
 # (schema, field, the rule it states, POST path under the workspace ("" for /api/v1 itself),

@@ -9,28 +9,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl
 
 from sqlalchemy import Connection, Row, bindparam, literal_column, select
 
-from trilha.conversions import (
-    Attribution,
-    find_click,
-    find_click_and_merchant,
-    record_conversion,
-)
+from trilha.conversions.attribution import Attribution, find_click, find_click_and_merchant
+from trilha.conversions.outcome import Outcome
+from trilha.conversions.record import Dedupe, Reported, record_conversion
+from trilha.conversions.status import Status
 from trilha.db.schema import domains, workspaces
 from trilha.event_types import event_type_names
 from trilha.ids import new_id
-from trilha.merchants import load_merchant
+from trilha.merchants import GENERIC, Merchant, load_merchant
 from trilha.money import AmountError
 from trilha.postbacks.auth import check_secret
 from trilha.postbacks.log import write_log
-from trilha.postbacks.mapping import GENERIC, Fields, MappingError, Merchant, map_fields, read_field
-from trilha.postbacks.outcome import Outcome, Rejected, Result
+from trilha.postbacks.mapping import Fields, MappingError, map_fields, read_field
 from trilha.postbacks.payload import (
     PayloadError,
     Received,
@@ -41,7 +38,9 @@ from trilha.postbacks.payload import (
 )
 from trilha.postbacks.preset import IGNORE, AuthKind
 from trilha.postbacks.raw import RawPostback
+from trilha.postbacks.result import Rejected, Result
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
+from trilha.postbacks.trace import Trace
 from trilha.postbacks.unmatched import record_unmatched
 from trilha.validation import is_text
 
@@ -55,21 +54,6 @@ _WORKSPACE_BY_TOKEN = _WORKSPACE.where(workspaces.c.postback_token == bindparam(
 _WORKSPACE_BY_HOST = _WORKSPACE.join(domains, domains.c.workspace_id == workspaces.c.id).where(
     domains.c.host == bindparam("host"), domains.c.status == literal_column("'verified'")
 )
-
-
-@dataclass
-class Trace:
-    """What the pipeline learned on its way, for the log entry (even when it stops early)."""
-
-    postback_id: str
-    workspace_id: str | None = None
-    merchant_id: str | None = None
-    secrets: list[str] = field(default_factory=list)
-    secret_headers: set[str] = field(default_factory=set)  # stored masked whole
-    auth_failed: bool = False
-    fields: Fields | None = None
-    click_id: str | None = None
-    campaign_id: str | None = None
 
 
 class SetupReads:
@@ -194,11 +178,15 @@ def _record(
             conn,
             workspace_id=workspace_id,
             merchant_id=merchant.id,
-            fields=fields,
+            reported=Reported(
+                event_type=fields.event_type,
+                status=Status(fields.status),
+                value=fields.value,
+                currency=fields.currency or default_currency,
+                txid=fields.txid,
+            ),
             attribution=attribution,
-            currency=fields.currency or default_currency,
-            mode=merchant.dedupe_mode,
-            window=timedelta(minutes=merchant.dedupe_window_minutes),
+            dedupe=Dedupe(merchant.dedupe_mode, timedelta(minutes=merchant.dedupe_window_minutes)),
             postback_id=trace.postback_id,
             actor="replay" if replay else "postback",
             now=datetime.now(UTC),
@@ -210,7 +198,7 @@ def _record(
         recorded.reason,
         conversion_id=recorded.conversion_id,
         event_type=fields.event_type,
-        status=fields.status,
+        status=recorded.status,
         details=recorded.details,
     )
 
@@ -266,6 +254,7 @@ def _identify_workspace(
     if row is None:
         raise Rejected("the workspace no longer exists")
     trace.workspace_id = row.id
+    trace.currency = row.currency
     trace.secrets.append(row.postback_token)
     return row.id, row.currency
 

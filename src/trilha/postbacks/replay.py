@@ -12,11 +12,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.conversions.outcome import Outcome
 from trilha.errors import InvalidInput, NotFound
 from trilha.postbacks.log import get_log_entry, raw_from_log
-from trilha.postbacks.outcome import Outcome, Result
 from trilha.postbacks.payload import parse_request
 from trilha.postbacks.receive import Replay, receive_postback
+from trilha.postbacks.result import Result
 
 REPLAYABLE = (Outcome.INVALID.value, Outcome.ORPHAN.value)
 MAX_REPLAY = 500

@@ -22,9 +22,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from trilha.db.driver import Cursor, driver_cursor
 from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
-from trilha.postbacks.outcome import Result
 from trilha.postbacks.payload import Received
 from trilha.postbacks.receive import SetupReads, receive_postback
+from trilha.postbacks.result import Result
 
 log = logging.getLogger(__name__)
 

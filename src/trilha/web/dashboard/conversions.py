@@ -11,16 +11,16 @@ from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.campaigns import list_campaigns
-from trilha.conversion_lookup import (
+from trilha.conversions.lookup import (
     ConversionFilter,
     get_conversion,
     list_conversions,
     status_history,
 )
-from trilha.conversions import attach_orphan
+from trilha.conversions.orphans import attach_orphan
+from trilha.conversions.status import Status
 from trilha.errors import InvalidInput
 from trilha.merchants import list_merchants
-from trilha.postbacks.preset import Status
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
