@@ -13,7 +13,6 @@ batches on SQLite. What trilha costs beyond it is the click's own work and its S
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import sqlite3
@@ -27,6 +26,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from trilha.ids import mint_click_id, new_id
+from trilha.visitors import visitor_key
 from trilha.web.asgi import Receive, Scope, Send
 
 # As long as the Location trilha sends for bench/redirect.py's request, macros filled.
@@ -170,7 +170,7 @@ class _Store:
         rows = []
         for query, user_agent, ip in requests:
             params = dict(parse_qsl(query))
-            visitor = hashlib.blake2b(f"{ip}\n{user_agent}".encode(), digest_size=16).hexdigest()
+            visitor = visitor_key(self.campaign_id, ip, user_agent)
             rows.append(
                 (
                     mint_click_id(now),

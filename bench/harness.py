@@ -30,7 +30,7 @@ import tempfile
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +42,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bench.baselines import LOCATION, POSTBACK_ANSWER
+from bench.prefill import prefill, sizes
 from trilha.accounts import create_user
 from trilha.campaigns import create_campaign
 from trilha.db.engine import make_engine, sync_url
@@ -118,6 +119,21 @@ class Target:
     app: str = ""  # granian's APP for the baselines
     database: str = ""  # sqlite | postgres: trilha's, or a granian baseline's that stores
     synchronous: str = "FULL"
+    prefilled: bool = False  # on the run's prefilled database (--prefilled) instead of an empty one
+
+
+PREFILLED = "@prefilled"  # appended to the name of a target's run on the prefilled database
+PREFILLED_GOAL = 0.9  # the least prefilled/empty the issue asks for
+
+
+def with_prefilled(targets: Sequence[Target]) -> list[Target]:
+    """Each target that has a database, followed by the same target on the prefilled one."""
+    found: list[Target] = []
+    for target in targets:
+        found.append(target)
+        if target.database:
+            found.append(replace(target, name=target.name + PREFILLED, prefilled=True))
+    return found
 
 
 NGINX = Target("nginx", "nginx")
@@ -157,6 +173,9 @@ class Measurement:
     wrk_cpu_pct: float  # of its one core: near 100 means wrk, not the server, was the limit
     other_cpu_pct: float  # everything else the machine ran meanwhile, in % of one core: noise
     db_cpu_us: float | None = None  # PostgreSQL's processes serving trilha's pool, per request
+    # Bytes the server's process tree sent to the disk (its pages dirtied: on SQLite the WAL and
+    # the checkpoints into the database), per request; not PostgreSQL's own writes.
+    disk_bytes: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def verdicts(self) -> list[str]:
@@ -204,6 +223,14 @@ class Benchmark(ABC):
     def wrk_args(self) -> list[str]:
         """Arguments for the Lua ``init`` function of the next wrk run."""
         return []
+
+    def snapshot(self) -> dict[str, Any]:
+        """What ``prepare`` left in the benchmark (a token, ids), to measure again on the same
+        prefilled database without seeding it again."""
+        return dict(vars(self))
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        vars(self).update(snapshot)
 
     @abstractmethod
     def probe(self, port: int) -> dict[str, Any]:
@@ -399,6 +426,24 @@ def tree_cpu(root: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def tree_disk_bytes(root: int) -> int:
+    """Bytes ``root`` and its descendants caused to be written to storage (/proc/<pid>/io's
+    write_bytes, counted when a page is dirtied)."""
+    stats = _proc_stats()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError, ValueError, StopIteration):
+            with open(f"/proc/{pid}/io") as f:
+                line = next(x for x in f if x.startswith("write_bytes:"))
+            total += int(line.split()[1])
+        todo.extend(children.get(pid, ()))
+    return total
+
+
 def pids_cpu(pids: Sequence[int]) -> float:
     """CPU seconds of these processes (those that still run)."""
     stats = _proc_stats()
@@ -576,23 +621,78 @@ class Options:
     keep_logs: bool
     quiet_limit: float
     quiet_timeout: float
+    prefilled: int = 0  # clicks in the prefilled databases (0: none)
+    prefilled_days: int = 90
+    prefilled_conversions: int = 0
+
+
+@dataclass
+class _Prefilled:
+    url: str
+    lua: str
+    snapshot: dict[str, Any]
+
+
+class PrefilledDatabases:
+    """One prefilled database per kind (sqlite, postgres) for the whole run, made the first
+    time a target needs it: migrated, seeded by the benchmark, then filled by bench/prefill.py.
+    Every round and target of that kind runs on it (what they add is small beside it)."""
+
+    def __init__(self, options: Options, work: Path, stack: contextlib.ExitStack) -> None:
+        self.options = options
+        self.work = work
+        self.stack = stack
+        self.made: dict[str, _Prefilled] = {}
+        self.fills: dict[str, dict[str, Any]] = {}
+
+    def get(self, bench: Benchmark, kind: str) -> tuple[str, str]:
+        """The database's URL and the benchmark's Lua for it; the benchmark as prepare left it."""
+        found = self.made.get(kind)
+        if found is None:
+            if kind == "sqlite":
+                url = f"sqlite+aiosqlite:///{self.work / 'prefilled.db'}"
+            else:
+                url = self.stack.enter_context(postgres_database(self.options.postgres_url))
+            migrate(url)
+            lua = bench.prepare(url)
+            print(f"prefilling {kind} with {self.options.prefilled:,} clicks ...", flush=True)
+            stats = prefill(
+                url,
+                clicks_count=self.options.prefilled,
+                days=self.options.prefilled_days,
+                conversions_count=self.options.prefilled_conversions,
+            )
+            self.fills[kind] = {**asdict(stats), "sizes": sizes(url)}
+            print(f"  done in {stats.seconds:,.0f} s", flush=True)
+            found = self.made[kind] = _Prefilled(url, lua, bench.snapshot())
+        bench.restore(found.snapshot)
+        return found.url, found.lua
 
 
 def measure(
-    bench: Benchmark, target: Target, round_no: int, options: Options, work: Path
+    bench: Benchmark,
+    target: Target,
+    round_no: int,
+    options: Options,
+    work: Path,
+    prefilled: PrefilledDatabases,
 ) -> Measurement:
     port = free_port()
     here = Path(tempfile.mkdtemp(prefix=f"{target.name}-{round_no}-", dir=work))
     script = here / "wrk.lua"
     with contextlib.ExitStack() as stack:
         url: str | None = None
-        if target.database:
-            if target.database == "sqlite":
-                url = f"sqlite+aiosqlite:///{here / 'trilha.db'}"
-            else:
-                url = stack.enter_context(postgres_database(options.postgres_url))
-            migrate(url)
-        script.write_text(bench.prepare(url) + WRK_REPORT)
+        if target.prefilled:
+            url, lua = prefilled.get(bench, target.database)
+        else:
+            if target.database:
+                if target.database == "sqlite":
+                    url = f"sqlite+aiosqlite:///{here / 'trilha.db'}"
+                else:
+                    url = stack.enter_context(postgres_database(options.postgres_url))
+                migrate(url)
+            lua = bench.prepare(url)
+        script.write_text(lua + WRK_REPORT)
         proc = start_target(
             target, port=port, here=here, url=url, stack=stack, server_env=bench.server_env
         )
@@ -614,6 +714,7 @@ def measure(
         before = bench.count(url) if url else {}
         quiet = wait_until_quiet(options.quiet_limit, options.quiet_timeout)
         cpu_before = tree_cpu(proc.pid)
+        disk_before = tree_disk_bytes(proc.pid)
         db_pids: list[int] = []
         if url and target.database == "postgres":
             db_pids = postgres_backends(options.postgres_url, url)
@@ -621,6 +722,7 @@ def measure(
         busy_before = machine_busy()
         result = wrk(options.duration)
         cpu = tree_cpu(proc.pid) - cpu_before
+        disk = tree_disk_bytes(proc.pid) - disk_before
         db_cpu = pids_cpu(db_pids) - db_before if db_pids else None
         busy = machine_busy() - busy_before
         time.sleep(SETTLE)
@@ -653,6 +755,7 @@ def measure(
         wrk_cpu_pct=round(100 * result.cpu_seconds / seconds, 1),
         other_cpu_pct=round(100 * (busy - cpu - result.cpu_seconds - (db_cpu or 0.0)) / seconds, 1),
         db_cpu_us=None if db_cpu is None else round(db_cpu * per_request, 1),
+        disk_bytes=round(disk / requests) if requests else None,
         extra={**probe, "wrk": result.output, "busy_before_run": quiet},
     )
     if not options.keep_logs:
@@ -679,6 +782,7 @@ def summarize(measurements: list[Measurement]) -> dict[str, dict[str, float | No
                 "p99_ms",
                 "server_cpu_us",
                 "db_cpu_us",
+                "disk_bytes",
                 "wrk_cpu_pct",
                 "other_cpu_pct",
             )
@@ -714,14 +818,15 @@ def render(
 
     rows = [
         "| target | req/s | p50 ms | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req "
-        "| wrk CPU % | other load % |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| disk bytes/req | wrk CPU % | other load % |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, s in summary.items():
         rows.append(
             f"| {name} | {cell(s['rps'], ',.0f')} | {cell(s['p50_ms'], '.2f')} "
             f"| {cell(s['p99_ms'], '.2f')} | {cell(s['server_cpu_us'], '.0f')} "
-            f"| {cell(s['db_cpu_us'], '.0f')} | {cell(s['wrk_cpu_pct'], '.0f')} "
+            f"| {cell(s['db_cpu_us'], '.0f')} | {cell(s['disk_bytes'], ',.0f')} "
+            f"| {cell(s['wrk_cpu_pct'], '.0f')} "
             f"| {cell(s['other_cpu_pct'], '.0f')} |"
         )
     lines = ["", *rows, ""]
@@ -810,6 +915,19 @@ def parse_args(bench: Benchmark, argv: Sequence[str] | None) -> argparse.Namespa
     parser.add_argument(
         "--noisy-limit", type=float, default=25.0, help="see --noisy-retries (%% of one core)"
     )
+    parser.add_argument(
+        "--prefilled",
+        type=int,
+        default=0,
+        help="also run every target that stores on a database prefilled with this many clicks "
+        "(bench/prefill.py; 5000000 in docs/performance.md), reporting prefilled/empty",
+    )
+    parser.add_argument("--prefilled-days", type=int, default=90, help="days the clicks span")
+    parser.add_argument(
+        "--prefilled-conversions",
+        type=int,
+        help="conversions in the prefilled databases (default: one for every 50 clicks)",
+    )
     parser.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/...)")
     bench.add_arguments(parser)
@@ -824,6 +942,12 @@ def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
     args = parse_args(bench, argv)
     bench.configure(args)
     targets = [bench.targets[name.strip()] for name in args.targets.split(",") if name.strip()]
+    goals = list(bench.goals)
+    if args.prefilled:
+        targets = with_prefilled(targets)
+        goals += [
+            (t.name, t.name.removesuffix(PREFILLED), PREFILLED_GOAL) for t in targets if t.prefilled
+        ]
     options = Options(
         duration=args.duration,
         warmup=args.warmup,
@@ -832,18 +956,29 @@ def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
         keep_logs=args.keep_logs,
         quiet_limit=args.quiet_limit,
         quiet_timeout=args.quiet_timeout,
+        prefilled=args.prefilled,
+        prefilled_days=args.prefilled_days,
+        prefilled_conversions=(
+            args.prefilled // 50
+            if args.prefilled_conversions is None
+            else args.prefilled_conversions
+        ),
     )
     started = datetime.now(UTC)
     info = machine(args.postgres_url, targets)
     measurements: list[Measurement] = []
     discarded: list[Measurement] = []
-    with tempfile.TemporaryDirectory(prefix="trilha-bench-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="trilha-bench-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
         work = Path(tmp)
+        prefilled = PrefilledDatabases(options, work, stack)
         for round_no in range(1, args.rounds + 1):
             for target in targets:
                 for attempt in range(1, args.noisy_retries + 2):
                     print(f"round {round_no}: {target.name} ...", flush=True)
-                    m = measure(bench, target, round_no, options, work)
+                    m = measure(bench, target, round_no, options, work, prefilled)
                     print(
                         f"  {m.rps:,.0f} req/s  p50 {m.p50_ms:.2f} ms  p99 {m.p99_ms:.2f} ms  "
                         f"server {m.server_cpu_us:.0f} µs/req  wrk {m.wrk_cpu_pct:.0f}% CPU  "
@@ -861,7 +996,7 @@ def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
             shutil.copytree(work, kept, ignore=shutil.ignore_patterns("*.db*", "*.lua"))
             print(f"logs kept in {kept}")
     summary = summarize(measurements)
-    print(render(measurements, summary, bench.goals))
+    print(render(measurements, summary, goals))
     output = args.output or RESULTS / f"{bench.name}-{started:%Y%m%dT%H%M%S}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     report = {
@@ -870,7 +1005,8 @@ def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
         "workload": dict(bench.workload),
         "machine": info,
         "summary": summary,
-        "ratios": ratios(summary, bench.goals),
+        "ratios": ratios(summary, goals),
+        "prefilled": prefilled.fills,
         "runs": [asdict(m) for m in measurements],
         "discarded_noisy_runs": [asdict(m) for m in discarded],
     }

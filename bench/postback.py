@@ -156,7 +156,7 @@ async def _seed(conn: AsyncConnection, click_ids: list[str]) -> str:
                 host=DEFAULT_HOST, slug=SLUG, visitor=visitor, params=CLICK_PARAMS, now=now
             ),
             click_id=click_id,
-            visitor_key=visitor.key,
+            visitor_key=visitor.key(link.campaign_id),
             is_unique=True,
         )
         for visitor, click_id in zip(visitors, click_ids, strict=True)

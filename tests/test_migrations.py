@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from alembic import command
@@ -13,6 +14,7 @@ from trilha.db.engine import sync_url
 from trilha.db.migrate import alembic_config, migrate
 from trilha.db.schema import metadata
 from trilha.event_types import BUILTIN
+from trilha.visitors import visitor_key
 
 
 def schema_differences(url: str) -> list[object]:
@@ -126,3 +128,96 @@ def test_domains_from_before_verification_stay_verified_with_a_token_each(
     assert len(tokens) == 2
     assert all(len(token) >= 40 for token in tokens)
     assert schema_differences(database_url) == []
+
+
+def test_clicks_from_before_the_compact_visitor_key_are_keyed_again_and_kept(
+    database_url: str,
+) -> None:
+    config = alembic_config(database_url)
+    engine = create_engine(config.attributes["url"])
+    agent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148"
+    old_clicks = [
+        ("c1", "k1", "200.147.67.142", agent),
+        ("c2", "k1", "200.147.67.142", agent),
+        ("c3", "k2", "2804:14c::1", "curl/8.5.0"),
+    ]
+    try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0006")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token,"
+                    " created_at) VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok',"
+                    " CURRENT_TIMESTAMP)"
+                )
+            )
+            for campaign_id in ("k1", "k2"):
+                conn.execute(
+                    text(
+                        "INSERT INTO campaigns (id, workspace_id, name, host, slug, offer_url,"
+                        " status, created_at, updated_at) VALUES (:id, 'w1', :name, '', :slug,"
+                        " 'https://offer.example.com/', 'active', CURRENT_TIMESTAMP,"
+                        " CURRENT_TIMESTAMP)"
+                    ),
+                    {"id": campaign_id, "name": campaign_id, "slug": campaign_id},
+                )
+            for click_id, campaign_id, ip, user_agent in old_clicks:
+                conn.execute(
+                    text(
+                        "INSERT INTO clicks (id, workspace_id, campaign_id, created_at, ip,"
+                        " user_agent, visitor_key, device_type, os, browser, country, referrer,"
+                        " is_bot, is_unique, sub1, params) VALUES (:id, 'w1', :campaign,"
+                        " CURRENT_TIMESTAMP, :ip, :agent, :key, 'mobile', 'iOS', 'Safari', 'BR',"
+                        " '', false, true, :sub1, '{}')"
+                    ),
+                    {
+                        "id": click_id,
+                        "sub1": click_id,
+                        "campaign": campaign_id,
+                        "ip": ip,
+                        "agent": user_agent,
+                        "key": hashlib.blake2b(
+                            f"{ip}\n{user_agent}".encode(), digest_size=16
+                        ).hexdigest(),
+                    },
+                )
+            conn.execute(
+                text(
+                    "INSERT INTO conversions (id, workspace_id, click_id, raw_click_id,"
+                    " campaign_id, event_type, status, value_minor, currency, dedupe_key,"
+                    " created_at, status_changed_at) VALUES ('v1', 'w1', 'c2', 'c2', 'k1',"
+                    " 'SALE', 'approved', 9700, 'BRL', 'tx:1', CURRENT_TIMESTAMP,"
+                    " CURRENT_TIMESTAMP)"
+                )
+            )
+        migrate(database_url)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT id, campaign_id, visitor_key, sub1 FROM clicks ORDER BY id")
+            ).all()
+            converted_click = conn.execute(
+                text("SELECT click_id FROM conversions WHERE id = 'v1'")
+            ).scalar_one()
+        differences = schema_differences(database_url)
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0006")
+        with engine.connect() as conn:
+            keys_after_downgrade = (
+                conn.execute(text("SELECT visitor_key FROM clicks ORDER BY id")).scalars().all()
+            )
+    finally:
+        engine.dispose()
+
+    assert [(r.id, r.campaign_id, r.sub1) for r in rows] == [(c, k, c) for c, k, _, _ in old_clicks]
+    assert [r.visitor_key for r in rows] == [
+        visitor_key(campaign_id, ip, user_agent) for _, campaign_id, ip, user_agent in old_clicks
+    ]
+    assert converted_click == "c2"
+    assert differences == []
+    assert keys_after_downgrade == [
+        hashlib.blake2b(f"{ip}\n{user_agent}".encode(), digest_size=16).hexdigest()
+        for _, _, ip, user_agent in old_clicks
+    ]

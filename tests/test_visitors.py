@@ -18,6 +18,15 @@ from trilha.settings import Settings
 from trilha.visitors import CountryLookup, client_ip, parse_device
 
 PROXIES = [ip_network("10.0.0.0/8"), ip_network("::1/128")]
+# Real browsers (in-app ones included) and real bots, labelled by hand.
+LABELLED_AGENTS = [
+    (label, agent)
+    for label, agent in (
+        line.split("\t", 1)
+        for line in (Path(__file__).parent / "data" / "user_agents.tsv").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+]
 
 
 @pytest.mark.parametrize(
@@ -65,6 +74,20 @@ def test_it_believes_x_forwarded_for_only_from_trusted_proxies(
 def test_it_classifies_devices_and_bots(agent: str, device: str, is_bot: bool) -> None:
     parsed = parse_device(agent)
     assert (parsed.device_type, parsed.is_bot) == (device, is_bot)
+
+
+def test_the_labelled_sample_holds_browsers_and_bots() -> None:
+    labels = [label for label, _ in LABELLED_AGENTS]
+    assert set(labels) == {"human", "bot"}
+    assert labels.count("human") >= 40
+    assert labels.count("bot") >= 60
+
+
+@pytest.mark.parametrize(("label", "agent"), LABELLED_AGENTS)
+def test_it_flags_every_bot_of_the_labelled_sample_and_no_browser(label: str, agent: str) -> None:
+    device = parse_device(agent)
+    assert device.is_bot == (label == "bot")
+    assert (device.device_type == "bot") == device.is_bot
 
 
 def test_it_finds_the_country_in_the_built_in_table() -> None:

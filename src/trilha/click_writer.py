@@ -151,7 +151,7 @@ def _preview(conn: Connection, request: ClickRequest) -> Outcome:
         target,
         request,
         click_id=mint_click_id(),
-        visitor_key=request.visitor.key,
+        visitor_key=request.visitor.key(target.campaign_id),
         is_unique=False,
     )
     return Redirect(offer_url(target, row, request.params), row["id"])

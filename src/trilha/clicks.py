@@ -92,7 +92,7 @@ def read_query(query: str) -> tuple[dict[str, str], list[str]]:
 
 
 def build_click(
-    link: Link, request: ClickRequest, *, click_id: str, visitor_key: str, is_unique: bool
+    link: Link, request: ClickRequest, *, click_id: str, visitor_key: int, is_unique: bool
 ) -> dict[str, Any]:
     """The click row: the columns every click fills, plus the ad dimensions its query parameters
     (or the traffic source's own names for them) fill; the other parameters go into ``params``,
@@ -196,17 +196,16 @@ def record_clicks(
         return []
     cursor = driver_cursor(conn)
     dialect = conn.dialect
-    keys = [(link.campaign_id, request.visitor.key) for link, request in batch]
+    keys = [request.visitor.key(link.campaign_id) for link, request in batch]
     seen = _recent_visitors(cursor, dialect, keys, min(request.now for _, request in batch))
     rows = []
     for (link, request), key in zip(batch, keys, strict=True):
-        visitor_key = key[1]
         rows.append(
             build_click(
                 link,
                 request,
                 click_id=mint_click_id(request.now),
-                visitor_key=visitor_key,
+                visitor_key=key,
                 is_unique=key not in seen,
             )
         )
@@ -311,45 +310,34 @@ def _copy_text(value: str) -> str:
     return value
 
 
-# Which of a list of visitor keys clicked a campaign since a time. Each key costs one index probe
-# that stops at its first click: a DISTINCT over the matching clicks would read every click of a
-# visitor who clicked ten thousand times. A scalar subquery with LIMIT 1 rather than EXISTS, so
-# that PostgreSQL cannot turn it into a hash join over all the campaign's clicks when its
-# statistics are stale (a young, fast-growing clicks table).
+# Which of a list of visitor keys (each a visitor on a campaign) clicked since a time. Each key
+# costs one probe of the visitor index, which holds both columns the probe needs and stops at its
+# first click: a DISTINCT over the matching clicks would read every click of a visitor who
+# clicked ten thousand times. A scalar subquery with LIMIT 1 rather than EXISTS, so that
+# PostgreSQL cannot turn it into a hash join over all the clicks when its statistics are stale (a
+# young, fast-growing clicks table).
 _RECENT_VISITORS_SQL = """
 SELECT keys.value FROM {keys} WHERE (
-    SELECT 1 FROM clicks
-    WHERE campaign_id = :campaign_id AND visitor_key = keys.value AND created_at > :since
-    LIMIT 1
+    SELECT 1 FROM clicks WHERE visitor_key = keys.value AND created_at > :since LIMIT 1
 ) IS NOT NULL
 """
 _KEYS = {
     "sqlite": "json_each(:keys) AS keys",
-    "postgresql": "json_array_elements_text(CAST(:keys AS JSON)) AS keys(value)",
+    "postgresql": "(SELECT CAST(value AS BIGINT) AS value"
+    " FROM json_array_elements_text(CAST(:keys AS JSON))) AS keys",
 }
 
 
 def _recent_visitors(
-    cursor: Cursor, dialect: Dialect, keys: Sequence[tuple[str, str]], earliest: datetime
-) -> set[tuple[str, str]]:
-    """Which (campaign, visitor key) pairs have a click in the window before ``earliest``."""
-    by_campaign: dict[str, set[str]] = {}
-    for campaign_id, visitor_key in keys:
-        by_campaign.setdefault(campaign_id, set()).add(visitor_key)
+    cursor: Cursor, dialect: Dialect, keys: Sequence[int], earliest: datetime
+) -> set[int]:
+    """Which visitor keys have a click in the window before ``earliest``."""
     since: Any = earliest - UNIQUE_WINDOW
     if (convert := bind_processors(clicks, dialect)["created_at"]) is not None:
         since = convert(since)
     sql = driver_sql(_RECENT_VISITORS_SQL.format(keys=_KEYS[dialect.name]), dialect.paramstyle)
-    seen: set[tuple[str, str]] = set()
-    for campaign_id, visitor_keys in by_campaign.items():
-        parameters = {
-            "keys": json.dumps(sorted(visitor_keys)),
-            "campaign_id": campaign_id,
-            "since": since,
-        }
-        cursor.execute(sql, parameters)
-        seen.update((campaign_id, key) for (key,) in cursor.fetchall())
-    return seen
+    cursor.execute(sql, {"keys": json.dumps(sorted(set(keys))), "since": since})
+    return {key for (key,) in cursor.fetchall()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +378,11 @@ def preview_offer_url(
     )
     request = ClickRequest(host="", slug=slug, visitor=SAMPLE_VISITOR, params=params, now=now)
     click = build_click(
-        link, request, click_id=mint_click_id(), visitor_key=SAMPLE_VISITOR.key, is_unique=True
+        link,
+        request,
+        click_id=mint_click_id(),
+        visitor_key=SAMPLE_VISITOR.key(link.campaign_id),
+        is_unique=True,
     )
     return Preview(offer_url(link, click, params), unknown_macros(template, params))
 
