@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic import command
@@ -11,7 +12,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from trilha.db.engine import sync_url
 from trilha.db.migrate import alembic_config, migrate
-from trilha.db.schema import metadata
+from trilha.db.schema import clicks, metadata
 from trilha.event_types import BUILTIN
 
 
@@ -126,3 +127,69 @@ def test_domains_from_before_verification_stay_verified_with_a_token_each(
     assert len(tokens) == 2
     assert all(len(token) >= 40 for token in tokens)
     assert schema_differences(database_url) == []
+
+
+def test_clicks_from_before_the_hourly_sums_are_added_up_by_the_migration(
+    database_url: str,
+) -> None:
+    config = alembic_config(database_url)
+    engine = create_engine(config.attributes["url"])
+    try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0006")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token,"
+                    " created_at) VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok',"
+                    " CURRENT_TIMESTAMP)"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO campaigns (id, workspace_id, name, slug, offer_url, created_at,"
+                    " updated_at) VALUES ('c1', 'w1', 'C', 'c', 'https://o.example/',"
+                    " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+            for n, (at, sub1, is_bot) in enumerate(
+                [
+                    (datetime(2026, 3, 1, 10, 5, tzinfo=UTC), "a", False),
+                    (datetime(2026, 3, 1, 10, 59, tzinfo=UTC), "a", True),
+                    (datetime(2026, 3, 1, 11, 0, tzinfo=UTC), None, False),
+                ]
+            ):
+                conn.execute(
+                    clicks.insert().values(
+                        id=f"k{n}",
+                        workspace_id="w1",
+                        campaign_id="c1",
+                        created_at=at,
+                        ip="198.51.100.1",
+                        user_agent="UA",
+                        visitor_key=f"v{n}",
+                        device_type="mobile",
+                        os="iOS",
+                        browser="Safari",
+                        country="BR",
+                        referrer="",
+                        is_bot=is_bot,
+                        is_unique=True,
+                        sub1=sub1,
+                        params={},
+                    )
+                )
+        migrate(database_url)
+        with engine.connect() as conn:
+            hours = conn.execute(
+                text(
+                    "SELECT hour, source_id, sub1, clicks, unique_clicks, bot_clicks"
+                    " FROM click_sub1_hours ORDER BY hour"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+
+    ten = int(datetime(2026, 3, 1, 10, tzinfo=UTC).timestamp()) // 3600
+    assert [tuple(row) for row in hours] == [(ten, "", "a", 2, 2, 1), (ten + 1, "", "", 1, 1, 0)]

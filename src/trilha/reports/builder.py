@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,7 +11,7 @@ from sqlalchemy import Connection, select
 
 from trilha.db.schema import campaigns, merchants, traffic_sources
 from trilha.errors import InvalidInput
-from trilha.reports.dimensions import TIME, Dimension, time_label
+from trilha.reports.dimensions import CLICK_COLUMNS, TIME, Dimension, time_label
 from trilha.reports.metrics import Counts
 from trilha.reports.query import Grouped, Selection, click_counts, conversion_sums, uses_rollups
 
@@ -47,8 +47,12 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
     """Rows keyed by the grouping levels, each with its counts, and the totals."""
     check_grouping(selection.group_by, selection.filters)
     rows: dict[tuple[str, ...], Counts] = {}
-    for grouped, (n, unique, bots) in click_counts(conn, selection):
-        counts = rows.setdefault(_key(grouped, selection), Counts())
+    # Clicks have no merchant, event type or status: by those, their counts go to the totals.
+    splits_clicks = all(d in TIME or d in CLICK_COLUMNS for d in selection.group_by)
+    unsplit = Counts()
+    click_selection = selection if splits_clicks else replace(selection, group_by=())
+    for grouped, (n, unique, bots) in click_counts(conn, click_selection):
+        counts = rows.setdefault(_key(grouped, selection), Counts()) if splits_clicks else unsplit
         counts.clicks += n
         counts.unique_clicks += unique
         counts.bot_clicks += bots
@@ -61,7 +65,7 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
             continue
         counts = rows.setdefault(_key(grouped, selection), Counts())
         _add_conversions(counts, status, bool(is_conversion), bool(is_revenue), n, int(value))
-    totals = Counts()
+    totals = unsplit
     for counts in rows.values():
         totals.add(counts)
     names = _names(conn, selection.workspace_id)
