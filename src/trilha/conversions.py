@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, select, text, update
 
 from trilha.db.driver import fetch_one, insert_row
 from trilha.db.schema import clicks, conversion_status_history, conversions
@@ -71,8 +70,8 @@ def dedupe_key(mode: str, fields: Fields, attribution: Attribution, postback_id:
     return f"click:{click}:{fields.event_type}"
 
 
-async def record_conversion(
-    conn: AsyncConnection,
+def record_conversion(
+    conn: Connection,
     *,
     workspace_id: str,
     merchant_id: str | None,
@@ -88,14 +87,12 @@ async def record_conversion(
     """Insert the conversion, or find the one it repeats and apply a status change."""
     value_minor = to_minor(fields.value, currency)
     if mode == "window":
-        existing = await _within_window(conn, workspace_id, fields, attribution, now - window)
+        existing = _within_window(conn, workspace_id, fields, attribution, now - window)
         if existing is not None:
-            return await _repeat(
-                conn, existing, fields, value_minor, currency, postback_id, actor, now
-            )
+            return _repeat(conn, existing, fields, value_minor, currency, postback_id, actor, now)
     key = dedupe_key(mode, fields, attribution, postback_id)
     conversion_id = new_id()
-    inserted = await insert_row(
+    inserted = insert_row(
         conn,
         conversions,
         {
@@ -118,20 +115,20 @@ async def record_conversion(
         returning=_IF_NEW,
     )
     if inserted is not None:  # no row back: the key exists, this repeats a conversion
-        await _append_history(conn, conversion_id, None, fields.status, postback_id, actor, now)
+        _append_history(conn, conversion_id, None, fields.status, postback_id, actor, now)
         outcome = Outcome.CREATED if attribution.click_id else Outcome.ORPHAN
         reason = "" if attribution.click_id else "no click with this id (yet); kept as an orphan"
         return Recorded(outcome, reason, conversion_id, {})
-    existing = await _by_key(conn, workspace_id, key)
-    return await _repeat(conn, existing, fields, value_minor, currency, postback_id, actor, now)
+    existing = _by_key(conn, workspace_id, key)
+    return _repeat(conn, existing, fields, value_minor, currency, postback_id, actor, now)
 
 
 # The dedupe key decides: a conversion whose key exists inserts nothing and returns no id.
 _IF_NEW = "ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id"
 
 
-async def _repeat(
-    conn: AsyncConnection,
+def _repeat(
+    conn: Connection,
     existing: Any,
     fields: Fields,
     value_minor: int,
@@ -150,33 +147,31 @@ async def _repeat(
     if (existing.status, fields.status) not in LEGAL_CHANGES:
         reason = f"illegal status change {existing.status} → {fields.status}; ignored"
         return Recorded(Outcome.IGNORED, reason, existing.id, details)
-    changed = await conn.execute(
+    changed = conn.execute(
         update(conversions)
         .where(conversions.c.id == existing.id, conversions.c.status == existing.status)
         .values(status=fields.status, status_changed_at=now)
     )
     if changed.rowcount == 0:  # another postback changed it first; ours is now a repeat
-        current = await _by_key(conn, existing.workspace_id, existing.dedupe_key)
-        return await _repeat(conn, current, fields, value_minor, currency, postback_id, actor, now)
-    await _append_history(
-        conn, existing.id, existing.status, fields.status, postback_id, actor, now
-    )
+        current = _by_key(conn, existing.workspace_id, existing.dedupe_key)
+        return _repeat(conn, current, fields, value_minor, currency, postback_id, actor, now)
+    _append_history(conn, existing.id, existing.status, fields.status, postback_id, actor, now)
     return Recorded(
         Outcome.STATUS_CHANGED, f"{existing.status} → {fields.status}", existing.id, details
     )
 
 
-async def _by_key(conn: AsyncConnection, workspace_id: str, key: str) -> Any:
+def _by_key(conn: Connection, workspace_id: str, key: str) -> Any:
     query = select(conversions).where(
         conversions.c.workspace_id == workspace_id, conversions.c.dedupe_key == key
     )
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
-    return (await conn.execute(query)).one()
+    return (conn.execute(query)).one()
 
 
-async def _within_window(
-    conn: AsyncConnection,
+def _within_window(
+    conn: Connection,
     workspace_id: str,
     fields: Fields,
     attribution: Attribution,
@@ -184,11 +179,9 @@ async def _within_window(
 ) -> Any:
     if conn.dialect.name == "postgresql":  # SQLite's BEGIN IMMEDIATE already serialises writers
         lock = f"{workspace_id}:{attribution.raw_click_id}:{fields.event_type}"
-        await conn.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": lock}
-        )
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": lock})
     return (
-        await conn.execute(
+        conn.execute(
             select(conversions)
             .where(
                 conversions.c.workspace_id == workspace_id,
@@ -202,8 +195,8 @@ async def _within_window(
     ).first()
 
 
-async def _append_history(
-    conn: AsyncConnection,
+def _append_history(
+    conn: Connection,
     conversion_id: str,
     from_status: str | None,
     to_status: str,
@@ -211,7 +204,7 @@ async def _append_history(
     actor: str,
     now: datetime,
 ) -> None:
-    await insert_row(
+    insert_row(
         conn,
         conversion_status_history,
         {
@@ -233,26 +226,26 @@ WHERE clicks.id = :click_id AND clicks.workspace_id = :workspace_id
 """
 
 
-async def find_click(conn: AsyncConnection, workspace_id: str, click_id: str) -> Attribution:
-    attribution, _ = await find_click_and_merchant(conn, workspace_id, click_id)
+def find_click(conn: Connection, workspace_id: str, click_id: str) -> Attribution:
+    attribution, _ = find_click_and_merchant(conn, workspace_id, click_id)
     return attribution
 
 
-async def find_click_and_merchant(
-    conn: AsyncConnection, workspace_id: str, click_id: str
+def find_click_and_merchant(
+    conn: Connection, workspace_id: str, click_id: str
 ) -> tuple[Attribution, str | None]:
     """The click (or an orphan's attribution) and the merchant of its campaign, if any."""
-    row = await fetch_one(conn, _CLICK, {"click_id": click_id, "workspace_id": workspace_id})
+    row = fetch_one(conn, _CLICK, {"click_id": click_id, "workspace_id": workspace_id})
     if row is None:
         return Attribution(click_id, None, None, None), None
     found, campaign_id, source_id, merchant_id = row
     return Attribution(click_id, found, campaign_id, source_id), merchant_id
 
 
-async def attach_orphans(conn: AsyncConnection, *, now: datetime, limit: int = 500) -> int:
+def attach_orphans(conn: Connection, *, now: datetime, limit: int = 500) -> int:
     """Attach orphan conversions whose click id has since appeared; returns how many."""
     rows = (
-        await conn.execute(
+        conn.execute(
             select(
                 conversions.c.id,
                 clicks.c.id.label("click"),
@@ -269,16 +262,16 @@ async def attach_orphans(conn: AsyncConnection, *, now: datetime, limit: int = 5
         )
     ).all()
     for row in rows:
-        await _attach(conn, row.id, row.click, row.campaign_id, row.source_id, now)
+        _attach(conn, row.id, row.click, row.campaign_id, row.source_id, now)
     return len(rows)
 
 
-async def attach_orphan(
-    conn: AsyncConnection, workspace_id: str, conversion_id: str, click_id: str, *, now: datetime
+def attach_orphan(
+    conn: Connection, workspace_id: str, conversion_id: str, click_id: str, *, now: datetime
 ) -> None:
     """Attach an orphan to a click by hand (a user who knows where the sale came from)."""
     conversion = (
-        await conn.execute(
+        conn.execute(
             select(conversions).where(
                 conversions.c.id == conversion_id, conversions.c.workspace_id == workspace_id
             )
@@ -288,34 +281,22 @@ async def attach_orphan(
         raise NotFound("conversion not found")
     if conversion.click_id is not None:
         raise InvalidInput({"conversion_id": "this conversion is already attached to a click"})
-    target = await find_click(conn, workspace_id, click_id)
+    target = find_click(conn, workspace_id, click_id)
     if target.click_id is None:
         raise InvalidInput({"click_id": "no click with this id in the workspace"})
-    await _attach(conn, conversion_id, target.click_id, target.campaign_id, target.source_id, now)
+    _attach(conn, conversion_id, target.click_id, target.campaign_id, target.source_id, now)
 
 
-async def _attach(
-    conn: AsyncConnection,
+def _attach(
+    conn: Connection,
     conversion_id: str,
     click_id: str,
     campaign_id: str | None,
     source_id: str | None,
     now: datetime,
 ) -> None:
-    await conn.execute(
+    conn.execute(
         update(conversions)
         .where(conversions.c.id == conversion_id, conversions.c.click_id.is_(None))
         .values(click_id=click_id, campaign_id=campaign_id, source_id=source_id, attached_at=now)
-    )
-
-
-async def count_orphans(conn: AsyncConnection, workspace_id: str) -> int:
-    return int(
-        (
-            await conn.execute(
-                select(func.count())
-                .select_from(conversions)
-                .where(conversions.c.workspace_id == workspace_id, conversions.c.click_id.is_(None))
-            )
-        ).scalar_one()
     )

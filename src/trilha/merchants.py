@@ -10,7 +10,7 @@ from enum import StrEnum
 from ipaddress import ip_network
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -287,8 +287,8 @@ async def delete_merchant(conn: AsyncConnection, workspace_id: str, merchant_id:
     await conn.execute(delete(merchants).where(merchants.c.id == merchant_id))
 
 
-async def load_merchant(
-    conn: AsyncConnection,
+def load_merchant(
+    conn: Connection,
     workspace_id: str,
     *,
     key: str | None = None,
@@ -299,5 +299,5 @@ async def load_merchant(
         query = query.where(merchants.c.key == key.lower())
     else:
         query = query.where(merchants.c.id == merchant_id)
-    row = (await conn.execute(query)).first()
+    row = conn.execute(query).first()
     return None if row is None else merchant_config(row)

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import Connection, and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.driver import insert_row
@@ -112,8 +112,8 @@ def mask_headers(
     ]
 
 
-async def write_log(
-    conn: AsyncConnection,
+def write_log(
+    conn: Connection,
     raw: RawPostback,
     trace: Trace,
     result: Result,
@@ -124,7 +124,7 @@ async def write_log(
     hide = secret_masker([*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)])
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
-    await insert_row(
+    insert_row(
         conn,
         postback_log,
         {

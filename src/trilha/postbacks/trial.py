@@ -21,6 +21,7 @@ from trilha.money import AmountError, check_currency
 from trilha.postbacks.log import get_log_entry
 from trilha.postbacks.mapping import MappingError
 from trilha.postbacks.outcome import Result
+from trilha.postbacks.payload import parse_request
 from trilha.postbacks.preset import Status
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.receive import receive_postback
@@ -67,7 +68,7 @@ async def send_test_postback(
     source_ip: str,
     now: datetime,
 ) -> Trial:
-    merchant = await load_merchant(conn, workspace.id, merchant_id=merchant_id)
+    merchant = await conn.run_sync(load_merchant, workspace.id, merchant_id=merchant_id)
     if merchant is None:
         raise NotFound("merchant not found")
     sample = SAMPLES[merchant.preset.name]
@@ -103,7 +104,8 @@ async def send_test_postback(
         received_at=now,
         merchant_key=merchant.key,
     )
-    result = await receive_postback(conn, raw)
+    received = await parse_request(raw)
+    result = await conn.run_sync(receive_postback, received)
     entry = await get_log_entry(conn, workspace.id, str(result.postback_id))
     if entry is None:  # receive_postback logs every request, in this very transaction
         raise RuntimeError("the test postback was not logged")

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.errors import StorageUnavailable
+from trilha.postbacks.payload import parse_request
 from trilha.postbacks.raw import RawPostback
 from trilha.runtime import Runtime
 from trilha.visitors import client_ip
@@ -73,7 +74,7 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         body_too_large=too_large,
     )
     try:
-        result = await runtime.postbacks.receive(raw)
+        result = await runtime.postbacks.receive(await parse_request(raw))
     except (StorageUnavailable, SQLAlchemyError, OSError):
         await send_json(
             send,

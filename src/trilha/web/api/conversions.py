@@ -107,8 +107,12 @@ async def attach_orphan(
 ) -> ConversionDetail:
     membership.require(Role.MEMBER)
     workspace_id = membership.workspace.id
-    await conversions.attach_orphan(
-        conn, workspace_id, conversion_id, body.click_id, now=datetime.now(UTC)
+    await conn.run_sync(
+        conversions.attach_orphan,
+        workspace_id,
+        conversion_id,
+        body.click_id,
+        now=datetime.now(UTC),
     )
     conversion = await conversion_lookup.get_conversion(conn, workspace_id, conversion_id)
     history = await conversion_lookup.status_history(conn, conversion.id)

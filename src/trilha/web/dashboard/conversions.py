@@ -68,7 +68,9 @@ async def attach(conversion_id: str, page: InWorkspace, conn: Db) -> Response:
     page.require(Role.MEMBER)
     click_id = (await read_form(page.request))["click_id"].strip()
     try:
-        await attach_orphan(conn, page.workspace.id, conversion_id, click_id, now=datetime.now(UTC))
+        await conn.run_sync(
+            attach_orphan, page.workspace.id, conversion_id, click_id, now=datetime.now(UTC)
+        )
     except InvalidInput as exc:
         values = {"click_id": click_id}
         return await _detail(page, conn, conversion_id, values, field_errors(exc), 422)

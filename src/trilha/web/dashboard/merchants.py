@@ -191,7 +191,7 @@ def stored_values(merchant: MerchantRow) -> dict[str, Any]:
 
 
 async def _event_types(page: Page, conn: AsyncConnection) -> list[str]:
-    return sorted(await event_type_names(conn, page.workspace.id))
+    return sorted(await conn.run_sync(event_type_names, page.workspace.id))
 
 
 async def merchant_form(
