@@ -19,13 +19,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Connection, Engine, create_engine, select
+from sqlalchemy import Connection, Engine, Table, create_engine, select
 
 from trilha.clicks import ClickRequest, record_clicks
 from trilha.db.engine import sync_url
 from trilha.db.schema import (
     campaigns,
     click_hours,
+    click_sub1_days,
     click_sub1_hours,
     conversions,
     event_types,
@@ -319,26 +320,36 @@ def test_the_hourly_sums_equal_the_click_rows_and_their_rebuild(
 
 
 def hourly_sums(conn: Connection, workspace_id: str) -> Counter[tuple[object, ...]]:
-    """Both rollups' counts, the coarser one checked against the finer one's sums."""
+    """The finest rollup's counts, the coarser ones checked against its sums."""
     fine: Counter[tuple[object, ...]] = Counter()
     coarse: Counter[tuple[object, ...]] = Counter()
-    t = click_sub1_hours.c
-    for r in conn.execute(select(click_sub1_hours).where(t.workspace_id == workspace_id)):
-        for name, value in (
-            ("clicks", r.clicks),
-            ("unique", r.unique_clicks),
-            ("bots", r.bot_clicks),
-        ):
-            fine[(r.hour, r.campaign_id, r.source_id, r.sub1, name)] += value
-            coarse[(r.hour, r.campaign_id, r.source_id, name)] += value
-    h = click_hours.c
-    stored: Counter[tuple[object, ...]] = Counter()
-    for r in conn.execute(select(click_hours).where(h.workspace_id == workspace_id)):
-        for name, value in (
-            ("clicks", r.clicks),
-            ("unique", r.unique_clicks),
-            ("bots", r.bot_clicks),
-        ):
-            stored[(r.hour, r.campaign_id, r.source_id, name)] += value
+    daily: Counter[tuple[object, ...]] = Counter()
+    for r in rollup_rows(conn, click_sub1_hours, workspace_id):
+        *key, name, value = r
+        fine[(*key, name)] += value
+        coarse[(key[0], key[1], key[2], name)] += value
+        daily[(key[0] // 24, *key[1:], name)] += value
+    stored = Counter(
+        {(*key, name): value for *key, name, value in rollup_rows(conn, click_hours, workspace_id)}
+    )
+    days = Counter(
+        {
+            (*key, name): value
+            for *key, name, value in rollup_rows(conn, click_sub1_days, workspace_id)
+        }
+    )
     assert +stored == +coarse
+    assert +days == +daily
     return +fine
+
+
+def rollup_rows(conn: Connection, table: Table, workspace_id: str) -> Iterator[tuple[Any, ...]]:
+    """(time, campaign, source[, sub1], count name, count) for each count of each row."""
+    for r in conn.execute(select(table).where(table.c.workspace_id == workspace_id)):
+        key = tuple(r)[1:-3]
+        for name, value in (
+            ("clicks", r.clicks),
+            ("unique", r.unique_clicks),
+            ("bots", r.bot_clicks),
+        ):
+            yield (*key, name, value)

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Connection,
     Integer,
     Select,
+    Table,
     and_,
     cast,
     false,
@@ -25,7 +26,14 @@ from sqlalchemy import (
     true,
 )
 
-from trilha.db.schema import click_hours, click_sub1_hours, clicks, conversions, event_types
+from trilha.db.schema import (
+    click_hours,
+    click_sub1_days,
+    click_sub1_hours,
+    clicks,
+    conversions,
+    event_types,
+)
 from trilha.reports.dimensions import (
     CLICK_COLUMNS,
     CONVERSION_COLUMNS,
@@ -77,14 +85,16 @@ def _whole_hours(offset: Any) -> bool:
 
 
 def click_counts(conn: Connection, selection: Selection) -> Iterator[tuple[Grouped, list[int]]]:
-    """(clicks, unique clicks, bot clicks) per slot and dimension values."""
+    """(clicks, unique clicks, bot clicks) per slot and dimension values; a key may come more
+    than once (from the hours and the days of the rollups), to be added up."""
     if uses_rollups(selection):
-        query, width = _rollup_query(selection), HOUR
+        queries = [(query, HOUR) for query in _rollup_queries(selection)]
     else:
-        query, width = _raw_click_query(conn, selection), QUARTER
-    for row in conn.execute(query):
-        if row.n:  # no group: one row of NULL sums when nothing matched
-            yield _grouped(row, selection, width), [int(row.n), int(row.u), int(row.b)]
+        queries = [(_raw_click_query(conn, selection), QUARTER)]
+    for query, width in queries:
+        for row in conn.execute(query):
+            if row.n:  # no group: one row of NULL sums when nothing matched
+                yield _grouped(row, selection, width), [int(row.n), int(row.u), int(row.b)]
 
 
 def _grouped(row: Any, selection: Selection, width: int) -> Grouped:
@@ -92,19 +102,32 @@ def _grouped(row: Any, selection: Selection, width: int) -> Grouped:
     return slot, tuple("" if v is None else str(v) for v in row[1 : 1 + len(selection.dimensions)])
 
 
-def _rollup_query(selection: Selection) -> Select[Any]:
-    sub1 = Dimension.SUB1 in selection.dimensions or Dimension.SUB1 in selection.filters
-    table = click_sub1_hours if sub1 else click_hours
+def _rollup_queries(selection: Selection) -> list[Select[Any]]:
+    """The hours of the period; by sub1 without time levels, its whole UTC days from the daily
+    sums and only the hours at either end from the hourly ones."""
     start, end = (
         int(t.timestamp()) // HOUR for t in (selection.period.start, selection.period.end)
     )
-    slot = table.c.hour if selection.has_time else None
-    columns = [table.c[CLICK_COLUMNS[d]] for d in selection.dimensions]
-    where = [
-        table.c.workspace_id == selection.workspace_id,
-        table.c.hour >= start,
-        table.c.hour < end,
+    named = {*selection.dimensions, *selection.filters}
+    if Dimension.SUB1 not in named:
+        return [_rollup_query(click_hours, "hour", start, end, selection)]
+    first_day, last_day = -(-start // 24), end // 24
+    if selection.has_time or first_day >= last_day:
+        return [_rollup_query(click_sub1_hours, "hour", start, end, selection)]
+    return [
+        _rollup_query(click_sub1_hours, "hour", start, first_day * 24, selection),
+        _rollup_query(click_sub1_days, "day", first_day, last_day, selection),
+        _rollup_query(click_sub1_hours, "hour", last_day * 24, end, selection),
     ]
+
+
+def _rollup_query(
+    table: Table, unit: str, low: int, high: int, selection: Selection
+) -> Select[Any]:
+    slot = table.c[unit] if selection.has_time else None
+    columns = [table.c[CLICK_COLUMNS[d]] for d in selection.dimensions]
+    where = [table.c.workspace_id == selection.workspace_id, table.c[unit] >= low]
+    where += [table.c[unit] < high]
     where += [table.c[CLICK_COLUMNS[d]] == value for d, value in selection.filters.items()]
     return _grouping(
         slot,

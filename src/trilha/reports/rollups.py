@@ -1,4 +1,5 @@
-"""Click counts per UTC hour, kept in the transaction of the clicks they sum.
+"""Click counts per UTC hour (and per UTC day, by sub1), kept in the transaction of the clicks
+they sum.
 
 A batch of clicks is added up in Python and each sum upserted once (``n = n + excluded.n``),
 in key order, so that two writers upserting the same keys always lock them in the same order.
@@ -16,37 +17,44 @@ from typing import Any
 from sqlalchemy import Connection, Table, delete, text
 
 from trilha.db.driver import driver_cursor
-from trilha.db.schema import click_hours, click_sub1_hours
+from trilha.db.schema import click_hours, click_sub1_days, click_sub1_hours
 
 COUNTS = ("clicks", "unique_clicks", "bot_clicks")
 
 
 @dataclass(frozen=True, slots=True)
 class Rollup:
-    """A table of click counts keyed by workspace, hour and ``dimensions`` of the click."""
+    """A table of click counts keyed by workspace, a UTC hour or day, and ``dimensions``."""
 
     table: Table
     dimensions: tuple[str, ...]
+    unit: str = "hour"  # the time column: "hour" or "day"
+
+    @property
+    def seconds(self) -> int:
+        return HOUR if self.unit == "hour" else DAY
 
     @property
     def key(self) -> tuple[str, ...]:
-        return ("workspace_id", "hour", *self.dimensions)
+        return ("workspace_id", self.unit, *self.dimensions)
 
 
+HOUR, DAY = 3600, 86400
 ROLLUPS = (
     Rollup(click_hours, ("campaign_id", "source_id")),
     Rollup(click_sub1_hours, ("campaign_id", "source_id", "sub1")),
+    Rollup(click_sub1_days, ("campaign_id", "source_id", "sub1"), unit="day"),
 )
 
 
-def hour_of(moment: datetime) -> int:
-    """Hours since 1970-01-01 UTC, the rollups' time key.
+def slot_of(moment: datetime, seconds: int) -> int:
+    """Hours (or days) since 1970-01-01 UTC, the rollups' time key.
 
     >>> from datetime import UTC
-    >>> hour_of(datetime(1970, 1, 2, 1, 59, tzinfo=UTC))
+    >>> slot_of(datetime(1970, 1, 2, 1, 59, tzinfo=UTC), HOUR)
     25
     """
-    return int(moment.timestamp()) // 3600
+    return int(moment.timestamp()) // seconds
 
 
 def add_clicks(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -67,7 +75,7 @@ def _sums(rollup: Rollup, rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, 
     for row in rows:
         key = (
             row["workspace_id"],
-            hour_of(row["created_at"]),
+            slot_of(row["created_at"], rollup.seconds),
             *(row.get(name) or "" for name in rollup.dimensions),
         )
         counts = sums.setdefault(key, [0, 0, 0])
@@ -89,7 +97,6 @@ def _upsert_sql(rollup: Rollup) -> str:
 
 def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> None:
     """Recompute every rollup from the click rows (of one workspace, or all)."""
-    hour = _hour_sql(conn.dialect.name)
     only = "WHERE workspace_id = :workspace_id" if workspace_id else ""
     for rollup in ROLLUPS:
         emptied = delete(rollup.table)
@@ -97,7 +104,8 @@ def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> Non
             emptied = emptied.where(rollup.table.c.workspace_id == workspace_id)
         conn.execute(emptied)
         dimensions = [f"COALESCE({name}, '')" for name in rollup.dimensions]
-        grouped = ", ".join(["workspace_id", hour, *dimensions])
+        slot = _slot_sql(conn.dialect.name, rollup.seconds)
+        grouped = ", ".join(["workspace_id", slot, *dimensions])
         conn.execute(
             text(
                 f"INSERT INTO {rollup.table.name} ({', '.join((*rollup.key, *COUNTS))})"  # noqa: S608
@@ -110,7 +118,7 @@ def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> Non
         )
 
 
-def _hour_sql(dialect: str) -> str:
+def _slot_sql(dialect: str, seconds: int) -> str:
     if dialect == "postgresql":
-        return "CAST(FLOOR(EXTRACT(EPOCH FROM created_at) / 3600) AS INTEGER)"
-    return "CAST(strftime('%s', created_at) AS INTEGER) / 3600"
+        return f"CAST(FLOOR(EXTRACT(EPOCH FROM created_at) / {seconds}) AS INTEGER)"
+    return f"CAST(strftime('%s', created_at) AS INTEGER) / {seconds}"

@@ -1,4 +1,4 @@
-"""click counts per hour, for reports
+"""click counts per hour (and per day by sub1), for reports
 
 Reports over a month of clicks read hourly sums instead of every click; the sums are filled from
 the clicks already stored and from then on kept in the transaction of each batch of clicks.
@@ -23,11 +23,11 @@ depends_on: str | Sequence[str] | None = None
 COUNTS = ("clicks", "unique_clicks", "bot_clicks")
 
 
-def _create(name: str, dimensions: Sequence[sa.Column[str]]) -> None:
+def _create(name: str, dimensions: Sequence[sa.Column[str]], unit: str = "hour") -> None:
     op.create_table(
         name,
         sa.Column("workspace_id", sa.String(length=32), nullable=False),
-        sa.Column("hour", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column(unit, sa.Integer(), autoincrement=False, nullable=False),
         sa.Column("campaign_id", sa.String(length=32), nullable=False),
         *dimensions,
         *(sa.Column(count, sa.Integer(), nullable=False) for count in COUNTS),
@@ -45,7 +45,7 @@ def _create(name: str, dimensions: Sequence[sa.Column[str]]) -> None:
         ),
         sa.PrimaryKeyConstraint(
             "workspace_id",
-            "hour",
+            unit,
             "campaign_id",
             *(c.name for c in dimensions),
             name=op.f(f"pk_{name}"),
@@ -55,16 +55,19 @@ def _create(name: str, dimensions: Sequence[sa.Column[str]]) -> None:
 
 def upgrade() -> None:
     _create("click_hours", [sa.Column("source_id", sa.String(length=32), nullable=False)])
-    _create(
-        "click_sub1_hours",
-        [
-            sa.Column("source_id", sa.String(length=32), nullable=False),
-            sa.Column("sub1", sa.Text(), nullable=False),
-        ],
-    )
+    for name, unit in (("click_sub1_hours", "hour"), ("click_sub1_days", "day")):
+        _create(
+            name,
+            [
+                sa.Column("source_id", sa.String(length=32), nullable=False),
+                sa.Column("sub1", sa.Text(), nullable=False),
+            ],
+            unit,
+        )
     rebuild_rollups(op.get_bind())
 
 
 def downgrade() -> None:
+    op.drop_table("click_sub1_days")
     op.drop_table("click_sub1_hours")
     op.drop_table("click_hours")
