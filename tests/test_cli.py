@@ -39,7 +39,14 @@ def trilha(database_url: str) -> Run:
 
 @pytest.mark.parametrize(
     "command",
-    [["serve"], ["migrate"], ["user", "create"], ["workspace", "create"], ["apikey", "create"]],
+    [
+        ["serve"],
+        ["migrate"],
+        ["user", "create"],
+        ["workspace", "create"],
+        ["apikey", "create"],
+        ["rollups", "rebuild"],
+    ],
 )
 def test_every_command_has_help(trilha: Run, command: list[str]) -> None:
     result = trilha(*command, "--help")

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import bindparam, create_engine, inspect, text
 
 from trilha.db.engine import sync_url
 from trilha.db.migrate import alembic_config, migrate
-from trilha.db.schema import metadata
+from trilha.db.schema import Timestamp, metadata
 from trilha.event_types import BUILTIN
 from trilha.visitors import visitor_key
 
@@ -221,3 +222,59 @@ def test_clicks_from_before_the_compact_visitor_key_are_keyed_again_and_kept(
         hashlib.blake2b(f"{ip}\n{user_agent}".encode(), digest_size=16).hexdigest()
         for _, _, ip, user_agent in old_clicks
     ]
+
+
+def test_clicks_from_before_the_hourly_sums_are_added_up_by_the_migration(
+    database_url: str,
+) -> None:
+    config = alembic_config(database_url)
+    engine = create_engine(config.attributes["url"])
+    try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0006")
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO workspaces (id, name, timezone, currency, postback_token,"
+                    " created_at) VALUES ('w1', 'Old', 'America/Sao_Paulo', 'BRL', 'tok',"
+                    " CURRENT_TIMESTAMP)"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO campaigns (id, workspace_id, name, slug, offer_url, created_at,"
+                    " updated_at) VALUES ('c1', 'w1', 'C', 'c', 'https://o.example/',"
+                    " CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+            for n, (at, sub1, is_bot) in enumerate(
+                [
+                    (datetime(2026, 3, 1, 10, 5, tzinfo=UTC), "a", False),
+                    (datetime(2026, 3, 1, 10, 59, tzinfo=UTC), "a", True),
+                    (datetime(2026, 3, 1, 11, 0, tzinfo=UTC), None, False),
+                ]
+            ):
+                conn.execute(
+                    text(
+                        "INSERT INTO clicks (id, workspace_id, campaign_id, created_at, ip,"
+                        " user_agent, visitor_key, device_type, os, browser, country, referrer,"
+                        " is_bot, is_unique, sub1, params) VALUES (:id, 'w1', 'c1', :at,"
+                        " '198.51.100.1', 'UA', :key, 'mobile', 'iOS', 'Safari', 'BR', '',"
+                        " :is_bot, true, :sub1, '{}')"
+                    ).bindparams(bindparam("at", type_=Timestamp)),
+                    {"id": f"k{n}", "at": at, "key": f"v{n}", "is_bot": is_bot, "sub1": sub1},
+                )
+        migrate(database_url)
+        with engine.connect() as conn:
+            hours = conn.execute(
+                text(
+                    "SELECT hour, source_id, sub1, clicks, unique_clicks, bot_clicks"
+                    " FROM click_sub1_hours ORDER BY hour"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+
+    ten = int(datetime(2026, 3, 1, 10, tzinfo=UTC).timestamp()) // 3600
+    assert [tuple(row) for row in hours] == [(ten, "", "a", 2, 2, 1), (ten + 1, "", "", 1, 1, 0)]

@@ -18,6 +18,7 @@ from trilha.db.migrate import migrate
 from trilha.errors import TrilhaError
 from trilha.passwords import hash_password
 from trilha.postbacks import unmatched
+from trilha.reports.rollups import rebuild_rollups
 from trilha.settings import Settings
 
 T = TypeVar("T")
@@ -29,10 +30,12 @@ user_cli = typer.Typer(help="Manage users.", no_args_is_help=True)
 workspace_cli = typer.Typer(help="Manage workspaces.", no_args_is_help=True)
 apikey_cli = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 postbacks_cli = typer.Typer(help="Inspect postbacks.", no_args_is_help=True)
+rollups_cli = typer.Typer(help="Maintain the hourly sums reports read.", no_args_is_help=True)
 cli.add_typer(user_cli, name="user")
 cli.add_typer(workspace_cli, name="workspace")
 cli.add_typer(apikey_cli, name="apikey")
 cli.add_typer(postbacks_cli, name="postbacks")
+cli.add_typer(rollups_cli, name="rollups")
 
 
 def main() -> None:
@@ -69,6 +72,17 @@ def migrate_command() -> None:
     settings = Settings()
     migrate(settings.database_url)
     typer.echo("database is up to date")
+
+
+@rollups_cli.command("rebuild")
+def rollups_rebuild() -> None:
+    """Recompute every hourly sum of clicks from the click rows, in one transaction."""
+
+    async def work(conn: AsyncConnection) -> None:
+        await conn.run_sync(rebuild_rollups)
+
+    _in_transaction(Settings(), work)
+    typer.echo("rollups rebuilt from the click rows")
 
 
 @cli.command()

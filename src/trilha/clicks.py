@@ -24,6 +24,7 @@ from trilha.errors import NotFound
 from trilha.ids import mint_click_id
 from trilha.links import Link
 from trilha.macros import compile_template, unknown_macros
+from trilha.reports.rollups import add_clicks
 from trilha.visitors import Device, Visitor
 
 UNIQUE_WINDOW = timedelta(hours=24)
@@ -214,6 +215,7 @@ def record_clicks(
         _copy(cursor, rows)
     else:
         _insert(cursor, dialect, rows)
+    add_clicks(conn, rows)
     return rows
 
 

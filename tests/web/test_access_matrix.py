@@ -90,6 +90,8 @@ API: dict[str, Access] = {
     f"PATCH {W}/event-types/{{event_type_id}}": Access.MEMBER,
     f"DELETE {W}/event-types/{{event_type_id}}": Access.MEMBER,
     f"GET {W}/conversions": Access.VIEWER,
+    f"GET {W}/reports": Access.VIEWER,
+    f"GET {W}/reports/csv": Access.VIEWER,
     f"GET {W}/orphans": Access.VIEWER,
     f"GET {W}/conversions/{{conversion_id}}": Access.VIEWER,
     f"POST {W}/conversions/{{conversion_id}}/attach": Access.MEMBER,

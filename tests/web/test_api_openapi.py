@@ -72,6 +72,8 @@ ROUTES = {
     ("GET", f"{WS}/postbacks"),
     ("GET", f"{WS}/postbacks/{{postback_id}}"),
     ("POST", f"{WS}/postbacks/replay"),
+    ("GET", f"{WS}/reports"),
+    ("GET", f"{WS}/reports/csv"),
 }
 
 
@@ -135,9 +137,10 @@ def operations(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]
 
 
 def is_complete(operation: dict[str, Any]) -> bool:
-    """A summary, a tag, and a schema for the success answer (204 has no body)."""
+    """A summary, a tag, and a schema for the success answer (204 has no body; a CSV is text)."""
     [success] = [code for code in operation["responses"] if code.startswith("2")]
-    answer = operation["responses"][success].get("content", {}).get("application/json", {})
+    content = operation["responses"][success].get("content", {})
+    answer = content.get("application/json") or content.get("text/csv") or {}
     has_schema = success == "204" or bool(answer.get("schema"))
     return bool(operation.get("summary")) and bool(operation.get("tags")) and has_schema
 

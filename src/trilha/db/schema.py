@@ -430,3 +430,47 @@ unmatched_samples = Table(
     Column("reason", Text, nullable=False),
     Index("ix_unmatched_samples_hour", "hour"),
 )
+
+# Click counts per UTC hour (hours since 1970-01-01 UTC), written in the transaction of the clicks
+# they sum (trilha.reports.rollups). Hours serve every time zone whose offset is whole hours;
+# source_id and sub1 are "" where the click has none, so that they can be part of the key.
+click_hours = Table(
+    "click_hours",
+    metadata,
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True),
+    Column("hour", Integer, primary_key=True, autoincrement=False),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True),
+    Column("source_id", ID, primary_key=True),
+    Column("clicks", Integer, nullable=False),
+    Column("unique_clicks", Integer, nullable=False),
+    Column("bot_clicks", Integer, nullable=False),
+)
+
+# The same, one level deeper: the campaign → source → sub1 drilldown.
+click_sub1_hours = Table(
+    "click_sub1_hours",
+    metadata,
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True),
+    Column("hour", Integer, primary_key=True, autoincrement=False),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True),
+    Column("source_id", ID, primary_key=True),
+    Column("sub1", Text, primary_key=True),
+    Column("clicks", Integer, nullable=False),
+    Column("unique_clicks", Integer, nullable=False),
+    Column("bot_clicks", Integer, nullable=False),
+)
+
+# The same per UTC day (days since 1970-01-01): a month's drilldown reads the whole days here
+# and only the hours at either end of the period (a local day need not start at 00:00 UTC) above.
+click_sub1_days = Table(
+    "click_sub1_days",
+    metadata,
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True),
+    Column("day", Integer, primary_key=True, autoincrement=False),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True),
+    Column("source_id", ID, primary_key=True),
+    Column("sub1", Text, primary_key=True),
+    Column("clicks", Integer, nullable=False),
+    Column("unique_clicks", Integer, nullable=False),
+    Column("bot_clicks", Integer, nullable=False),
+)

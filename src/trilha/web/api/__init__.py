@@ -19,6 +19,7 @@ from trilha.web.api import (
     merchants,
     postback_log,
     presets,
+    reports,
     sources,
     workspaces,
 )
@@ -39,6 +40,7 @@ RESOURCES = (
     event_types,
     conversions,
     postback_log,
+    reports,
 )
 
 # Authentication itself happens in trilha.web.auth.api_user; this only tells OpenAPI about it.

@@ -1,0 +1,74 @@
+"""The metrics of a report row, from its counts (pure).
+
+Clicks count every click, bots too; rates per click use the clicks that are not bots. Sales are
+conversions of an event type that counts as revenue that were approved (and stay counted when
+refunded or charged back later: the refund is taken back apart); pending sales and their revenue
+are shown apart, never as sales. Net revenue is what stays approved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final
+
+from trilha.money import from_minor
+
+
+@dataclass(slots=True)
+class Counts:
+    """What a report row adds up; money in the report currency's minor units."""
+
+    clicks: int = 0
+    unique_clicks: int = 0
+    bot_clicks: int = 0
+    leads: int = 0
+    sales: int = 0
+    pending_sales: int = 0
+    approved_revenue: int = 0
+    pending_revenue: int = 0
+    refunds: int = 0
+    refunded: int = 0
+    chargebacks: int = 0
+    charged_back: int = 0
+
+    def add(self, other: Counts) -> None:
+        for field in fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+
+def _ratio(numerator: Decimal | int, denominator: int, places: str = "0.0001") -> Decimal | None:
+    if denominator == 0:
+        return None
+    return (Decimal(numerator) / denominator).quantize(Decimal(places), ROUND_HALF_UP)
+
+
+def metrics(counts: Counts, currency: str) -> dict[str, int | Decimal | None]:
+    """Every metric of a row: counts as they are, money as Decimal, rates None when undefined.
+
+    >>> m = metrics(Counts(clicks=10, bot_clicks=2, sales=2, approved_revenue=19700), "BRL")
+    >>> m["net_revenue"], m["cr"], m["epc"], m["aov"]
+    (Decimal('197.00'), Decimal('0.2500'), Decimal('24.63'), Decimal('98.50'))
+    """
+    money = {
+        "approved_revenue": counts.approved_revenue,
+        "pending_revenue": counts.pending_revenue,
+        "refunded": counts.refunded,
+        "charged_back": counts.charged_back,
+        "net_revenue": counts.approved_revenue - counts.refunded - counts.charged_back,
+    }
+    amounts = {name: from_minor(value, currency) for name, value in money.items()}
+    net = amounts["net_revenue"]
+    human = counts.clicks - counts.bot_clicks
+    return {
+        **{field.name: getattr(counts, field.name) for field in fields(counts)},
+        **amounts,
+        "cr": _ratio(counts.sales, human),
+        "epc": _ratio(net, human, "0.01"),
+        "epuc": _ratio(net, counts.unique_clicks, "0.01"),
+        "aov": _ratio(amounts["approved_revenue"], counts.sales, "0.01"),
+        "refund_rate": _ratio(counts.refunds + counts.chargebacks, counts.sales),
+    }
+
+
+METRIC_NAMES: Final = tuple(metrics(Counts(), "BRL"))

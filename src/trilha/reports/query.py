@@ -1,0 +1,213 @@
+"""The SQL of reports: click counts (from the hourly rollups when they can answer, else from the
+click rows) and conversion sums, each grouped by a time slot and dimensions.
+
+Rows come back keyed by (slot start in UTC seconds, or None; dimension values); the builder
+folds the slots into local days, weeks and months.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Integer,
+    Select,
+    Table,
+    and_,
+    cast,
+    false,
+    func,
+    or_,
+    select,
+    true,
+)
+
+from trilha.db.schema import (
+    click_hours,
+    click_sub1_days,
+    click_sub1_hours,
+    clicks,
+    conversions,
+    event_types,
+)
+from trilha.reports.dimensions import (
+    CLICK_COLUMNS,
+    CONVERSION_COLUMNS,
+    ROLLED_UP,
+    TIME,
+    Dimension,
+)
+from trilha.reports.periods import Period
+
+HOUR = 3600
+QUARTER = 900  # every time zone's offset is a whole number of quarter hours
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which rows a report reads: a workspace's, in a period, matching every filter."""
+
+    workspace_id: str
+    period: Period
+    group_by: tuple[Dimension, ...]
+    filters: Mapping[Dimension, str]
+    by_click_time: bool = False
+
+    @property
+    def has_time(self) -> bool:
+        return any(d in TIME for d in self.group_by)
+
+    @property
+    def dimensions(self) -> tuple[Dimension, ...]:
+        return tuple(d for d in self.group_by if d not in TIME)
+
+
+Grouped = tuple[int | None, tuple[str, ...]]
+
+
+def uses_rollups(selection: Selection) -> bool:
+    """Whether the hourly rollups hold the answer: only rolled-up dimensions, and every hour of
+    the period (and of each time bucket) whole in the report's time zone."""
+    period = selection.period
+    named = set(selection.dimensions) | set(selection.filters)
+    return named <= ROLLED_UP and all(
+        _whole_hours(period.zone.utcoffset(moment.replace(tzinfo=None)))
+        for moment in (period.start, period.end)
+    )
+
+
+def _whole_hours(offset: Any) -> bool:
+    return offset is not None and offset.total_seconds() % HOUR == 0
+
+
+def click_counts(conn: Connection, selection: Selection) -> Iterator[tuple[Grouped, list[int]]]:
+    """(clicks, unique clicks, bot clicks) per slot and dimension values; a key may come more
+    than once (from the hours and the days of the rollups), to be added up."""
+    if uses_rollups(selection):
+        queries = [(query, HOUR) for query in _rollup_queries(selection)]
+    else:
+        queries = [(_raw_click_query(conn, selection), QUARTER)]
+    for query, width in queries:
+        for row in conn.execute(query):
+            if row.n:  # no group: one row of NULL sums when nothing matched
+                yield _grouped(row, selection, width), [int(row.n), int(row.u), int(row.b)]
+
+
+def _grouped(row: Any, selection: Selection, width: int) -> Grouped:
+    slot = int(row.slot) * width if selection.has_time else None
+    return slot, tuple("" if v is None else str(v) for v in row[1 : 1 + len(selection.dimensions)])
+
+
+def _rollup_queries(selection: Selection) -> list[Select[Any]]:
+    """The hours of the period; by sub1 without time levels, its whole UTC days from the daily
+    sums and only the hours at either end from the hourly ones."""
+    start, end = (
+        int(t.timestamp()) // HOUR for t in (selection.period.start, selection.period.end)
+    )
+    named = {*selection.dimensions, *selection.filters}
+    if Dimension.SUB1 not in named:
+        return [_rollup_query(click_hours, "hour", start, end, selection)]
+    first_day, last_day = -(-start // 24), end // 24
+    if selection.has_time or first_day >= last_day:
+        return [_rollup_query(click_sub1_hours, "hour", start, end, selection)]
+    return [
+        _rollup_query(click_sub1_hours, "hour", start, first_day * 24, selection),
+        _rollup_query(click_sub1_days, "day", first_day, last_day, selection),
+        _rollup_query(click_sub1_hours, "hour", last_day * 24, end, selection),
+    ]
+
+
+def _rollup_query(
+    table: Table, unit: str, low: int, high: int, selection: Selection
+) -> Select[Any]:
+    slot = table.c[unit] if selection.has_time else None
+    columns = [table.c[CLICK_COLUMNS[d]] for d in selection.dimensions]
+    where = [table.c.workspace_id == selection.workspace_id, table.c[unit] >= low]
+    where += [table.c[unit] < high]
+    where += [table.c[CLICK_COLUMNS[d]] == value for d, value in selection.filters.items()]
+    return _grouping(
+        slot,
+        columns,
+        [func.sum(table.c.clicks), func.sum(table.c.unique_clicks), func.sum(table.c.bot_clicks)],
+        where,
+    )
+
+
+def _raw_click_query(conn: Connection, selection: Selection) -> Select[Any]:
+    c = clicks.c
+    slot = _slot(conn, c.created_at) if selection.has_time else None
+    columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]
+    period = selection.period
+    where = [c.workspace_id == selection.workspace_id]
+    where += [c.created_at >= period.start, c.created_at < period.end]
+    where += [_equals(c[CLICK_COLUMNS[d]], v) for d, v in selection.filters.items()]
+    if any(d not in CLICK_COLUMNS for d in selection.filters):
+        where.append(false())  # a click has no merchant, event type or status
+    return _grouping(
+        slot, columns, [func.count(), _count_true(c.is_unique), _count_true(c.is_bot)], where
+    )
+
+
+def _grouping(
+    slot: ColumnElement[Any] | None,
+    columns: Sequence[ColumnElement[Any]],
+    sums: Sequence[ColumnElement[Any]],
+    where: Sequence[ColumnElement[bool]],
+) -> Select[Any]:
+    first = slot if slot is not None else cast(None, Integer)
+    labelled = [
+        first.label("slot"),
+        *columns,
+        *(s.label(n) for s, n in zip(sums, "nub", strict=False)),
+    ]
+    grouped = [*([slot] if slot is not None else []), *columns]
+    return select(*labelled).where(and_(true(), *where)).group_by(*grouped)
+
+
+def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Grouped, Any]]:
+    """Per slot and dimension values: conversions and their value, by status, currency and
+    what their event type counts as."""
+    v, k, e = conversions.c, clicks.c, event_types.c
+    moment = k.created_at if selection.by_click_time else v.created_at
+    slot = _slot(conn, moment) if selection.has_time else None
+    columns = [_conversion_column(d) for d in selection.dimensions]
+    period = selection.period
+    where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
+    where += [_equals(_conversion_column(d), value) for d, value in selection.filters.items()]
+    kinds = [v.status, v.currency, e.counts_as_conversion, e.counts_as_revenue]
+    query = _grouping(slot, [*columns, *kinds], [func.count(), func.sum(v.value_minor)], where)
+    query = query.select_from(
+        conversions.outerjoin(clicks, k.id == v.click_id).outerjoin(
+            event_types, and_(e.workspace_id == v.workspace_id, e.name == v.event_type)
+        )
+    )
+    width = len(selection.dimensions)
+    for row in conn.execute(query):
+        if row.n:
+            yield _grouped(row, selection, QUARTER), row[1 + width :]
+
+
+def _conversion_column(dimension: Dimension) -> ColumnElement[Any]:
+    if dimension in CONVERSION_COLUMNS:
+        return conversions.c[CONVERSION_COLUMNS[dimension]]
+    return clicks.c[CLICK_COLUMNS[dimension]]
+
+
+def _equals(column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
+    """A dimension equal to value; "" stands for none, stored empty or NULL (the rollups' "")."""
+    return or_(column.is_(None), column == "") if value == "" else column == value
+
+
+def _count_true(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    return func.sum(cast(column, Integer))
+
+
+def _slot(conn: Connection, moment: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The quarter hour a time falls in, as quarter hours since 1970-01-01 UTC."""
+    if conn.dialect.name == "postgresql":
+        return cast(func.floor(func.extract("epoch", moment) / QUARTER), Integer)
+    return cast(func.strftime("%s", moment), Integer) / QUARTER

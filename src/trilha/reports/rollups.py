@@ -1,0 +1,124 @@
+"""Click counts per UTC hour (and per UTC day, by sub1), kept in the transaction of the clicks
+they sum.
+
+A batch of clicks is added up in Python and each sum upserted once (``n = n + excluded.n``),
+in key order, so that two writers upserting the same keys always lock them in the same order.
+``rebuild_rollups`` recomputes every sum from the click rows (the migration's backfill, the
+benchmark, ``trilha rollups rebuild``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Table, delete, text
+
+from trilha.db.driver import driver_cursor
+from trilha.db.schema import click_hours, click_sub1_days, click_sub1_hours
+
+COUNTS = ("clicks", "unique_clicks", "bot_clicks")
+
+
+@dataclass(frozen=True, slots=True)
+class Rollup:
+    """A table of click counts keyed by workspace, a UTC hour or day, and ``dimensions``."""
+
+    table: Table
+    dimensions: tuple[str, ...]
+    unit: str = "hour"  # the time column: "hour" or "day"
+
+    @property
+    def seconds(self) -> int:
+        return HOUR if self.unit == "hour" else DAY
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return ("workspace_id", self.unit, *self.dimensions)
+
+
+HOUR, DAY = 3600, 86400
+ROLLUPS = (
+    Rollup(click_hours, ("campaign_id", "source_id")),
+    Rollup(click_sub1_hours, ("campaign_id", "source_id", "sub1")),
+    Rollup(click_sub1_days, ("campaign_id", "source_id", "sub1"), unit="day"),
+)
+
+
+def slot_of(moment: datetime, seconds: int) -> int:
+    """Hours (or days) since 1970-01-01 UTC, the rollups' time key.
+
+    >>> from datetime import UTC
+    >>> slot_of(datetime(1970, 1, 2, 1, 59, tzinfo=UTC), HOUR)
+    25
+    """
+    return int(moment.timestamp()) // seconds
+
+
+def add_clicks(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Add a batch of click rows (as inserted) to every rollup, in conn's transaction."""
+    cursor = driver_cursor(conn)
+    paramstyle = conn.dialect.paramstyle
+    for rollup in ROLLUPS:
+        sums = _sums(rollup, rows)
+        parameters = [(*key, *counts) for key, counts in sorted(sums.items())]
+        sql = _upsert_sql(rollup)
+        if paramstyle not in ("named", "qmark"):
+            sql = sql.replace("?", "%s")
+        cursor.executemany(sql, parameters)
+
+
+def _sums(rollup: Rollup, rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[int]]:
+    sums: dict[tuple[Any, ...], list[int]] = {}
+    for row in rows:
+        key = (
+            row["workspace_id"],
+            slot_of(row["created_at"], rollup.seconds),
+            *(row.get(name) or "" for name in rollup.dimensions),
+        )
+        counts = sums.setdefault(key, [0, 0, 0])
+        counts[0] += 1
+        counts[1] += bool(row["is_unique"])
+        counts[2] += bool(row["is_bot"])
+    return sums
+
+
+def _upsert_sql(rollup: Rollup) -> str:
+    name = rollup.table.name
+    columns = (*rollup.key, *COUNTS)
+    added = ", ".join(f"{c} = {name}.{c} + excluded.{c}" for c in COUNTS)
+    return (
+        f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608 -- the schema's own names
+        f" ON CONFLICT ({', '.join(rollup.key)}) DO UPDATE SET {added}"
+    )
+
+
+def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> None:
+    """Recompute every rollup from the click rows (of one workspace, or all)."""
+    only = "WHERE workspace_id = :workspace_id" if workspace_id else ""
+    for rollup in ROLLUPS:
+        emptied = delete(rollup.table)
+        if workspace_id:
+            emptied = emptied.where(rollup.table.c.workspace_id == workspace_id)
+        conn.execute(emptied)
+        dimensions = [f"COALESCE({name}, '')" for name in rollup.dimensions]
+        slot = _slot_sql(conn.dialect.name, rollup.seconds)
+        grouped = ", ".join(["workspace_id", slot, *dimensions])
+        conn.execute(
+            text(
+                f"INSERT INTO {rollup.table.name} ({', '.join((*rollup.key, *COUNTS))})"  # noqa: S608
+                f" SELECT {grouped}, COUNT(*),"
+                " SUM(CASE WHEN is_unique THEN 1 ELSE 0 END),"
+                " SUM(CASE WHEN is_bot THEN 1 ELSE 0 END)"
+                f" FROM clicks {only} GROUP BY {grouped}"
+            ),
+            {"workspace_id": workspace_id},
+        )
+
+
+def _slot_sql(dialect: str, seconds: int) -> str:
+    if dialect == "postgresql":
+        return f"CAST(FLOOR(EXTRACT(EPOCH FROM created_at) / {seconds}) AS INTEGER)"
+    return f"CAST(strftime('%s', created_at) AS INTEGER) / {seconds}"

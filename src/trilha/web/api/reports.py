@@ -1,0 +1,112 @@
+"""/workspaces/{id}/reports: clicks, sales, revenue and rates by up to three levels, as JSON or
+CSV."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import Response
+
+from trilha.errors import InvalidInput
+from trilha.reports.dimensions import Dimension
+from trilha.reports.export import report_csv
+from trilha.reports.metrics import METRIC_NAMES
+from trilha.reports.periods import Preset
+from trilha.reports.request import ReportQuery, run_report
+from trilha.web.api.dependencies import InWorkspace
+from trilha.web.api.report_schemas import ReportOut
+from trilha.web.api.routing import ApiRoute
+from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND
+from trilha.web.auth import Db
+
+router = APIRouter(
+    route_class=ApiRoute,
+    prefix="/workspaces/{workspace_id}/reports",
+    tags=["reports"],
+    responses=AUTH_ERRORS | NOT_FOUND,
+)
+MAX_FILTERS = 20
+MAX_FILTER = 300
+
+
+def report_query(
+    preset: Preset = Preset.LAST_7_DAYS,
+    first: Annotated[date | None, Query(description="custom: the first local day")] = None,
+    last: Annotated[date | None, Query(description="custom: the last local day")] = None,
+    timezone: Annotated[
+        str | None, Query(max_length=64, description="IANA zone; the workspace's if left out")
+    ] = None,
+    group_by: Annotated[
+        list[Dimension] | None, Query(max_length=3, description="Up to three levels, in order")
+    ] = None,
+    filter: Annotated[
+        list[str] | None,
+        Query(
+            max_length=MAX_FILTERS,
+            description="`dimension:value`, e.g. `campaign:abc` (an empty value: rows without)",
+        ),
+    ] = None,
+    attribution: Annotated[
+        str, Query(pattern="^(conversion_time|click_time)$", description="Which time counts")
+    ] = "conversion_time",
+    sort: Annotated[str | None, Query(max_length=40, description="A metric")] = None,
+    order: Annotated[str, Query(pattern="^(asc|desc)$")] = "desc",
+) -> ReportQuery:
+    return ReportQuery(
+        preset=preset,
+        first=first,
+        last=last,
+        timezone=timezone,
+        group_by=tuple(group_by if group_by is not None else [Dimension.CAMPAIGN]),
+        filters=dict(_filter(text) for text in filter or []),
+        by_click_time=attribution == "click_time",
+        sort=sort,
+        descending=order == "desc",
+    )
+
+
+def _filter(text: str) -> tuple[Dimension, str]:
+    name, colon, value = text.partition(":")
+    try:
+        dimension = Dimension(name)
+    except ValueError:
+        dimension = None
+    if not colon or dimension is None or len(value) > MAX_FILTER:
+        raise InvalidInput({"filter": "must be dimension:value"})
+    return dimension, value
+
+
+Asked = Annotated[ReportQuery, Depends(report_query)]
+
+
+@router.get("", summary="A report: rows by up to three levels, with totals")
+async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportOut:
+    report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
+    return ReportOut.of(report)
+
+
+@router.get(
+    "/csv",
+    summary="A report as CSV for Excel in pt-BR (`;`, decimal comma, UTF-8 with BOM)",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+)
+async def export_report(
+    membership: InWorkspace,
+    conn: Db,
+    query: Asked,
+    column: Annotated[
+        list[str] | None, Query(max_length=len(METRIC_NAMES), description="Metrics, in order")
+    ] = None,
+) -> Response:
+    columns = column or list(METRIC_NAMES)
+    if any(name not in METRIC_NAMES for name in columns):
+        raise InvalidInput({"column": "not a metric"})
+    report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
+    return Response(
+        report_csv(report, columns).encode(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": 'attachment; filename="report.csv"'},
+    )

@@ -1,0 +1,355 @@
+"""Generated histories of clicks and conversions: report totals and rows equal sums computed
+here from the history itself, and the hourly sums equal the click rows, on both databases.
+
+Clicks go through the click writer's own ``record_clicks`` (so the hourly sums are kept as in
+production); conversions are put in place with their current status, as the postback path
+leaves them. `TRILHA_HYPOTHESIS_PROFILE=full` tries many more histories.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Connection, Engine, Table, create_engine, select
+
+from trilha.clicks import ClickRequest, record_clicks
+from trilha.db.engine import sync_url
+from trilha.db.schema import (
+    campaigns,
+    click_hours,
+    click_sub1_days,
+    click_sub1_hours,
+    conversions,
+    event_types,
+    traffic_sources,
+    workspaces,
+)
+from trilha.event_types import BUILTIN
+from trilha.ids import new_id
+from trilha.links import Link
+from trilha.reports.builder import build_report
+from trilha.reports.dimensions import Dimension, time_label
+from trilha.reports.periods import Period
+from trilha.reports.query import Selection
+from trilha.reports.rollups import rebuild_rollups
+from trilha.visitors import Device, Visitor
+
+EXAMPLES = 600 if os.environ.get("TRILHA_HYPOTHESIS_PROFILE") == "full" else 25
+# Around São Paulo's midnight, New York's DST change (2026-03-08) and a +05:30 zone.
+START = datetime(2026, 3, 6, 0, 0, tzinfo=UTC)
+ZONES = ("America/Sao_Paulo", "America/New_York", "Asia/Kolkata", "UTC")
+GROUPINGS = (
+    (),
+    (Dimension.DAY,),
+    (Dimension.HOUR, Dimension.CAMPAIGN),
+    (Dimension.CAMPAIGN, Dimension.SOURCE, Dimension.SUB1),
+    (Dimension.WEEK, Dimension.COUNTRY),
+    (Dimension.STATUS,),
+)
+STATUSES = ("approved", "pending", "declined", "refunded", "chargeback")
+
+
+@dataclass(frozen=True)
+class ClickPlan:
+    campaign: int
+    sub1: str
+    minutes: int
+    is_bot: bool
+    country: str
+
+
+@dataclass(frozen=True)
+class ConversionPlan:
+    click: int
+    event_type: str
+    status: str
+    value: int
+    minutes_later: int
+    currency: str
+
+
+click_plans = st.builds(
+    ClickPlan,
+    campaign=st.integers(0, 2),
+    sub1=st.sampled_from(["", "a", "b"]),
+    minutes=st.integers(0, 4 * 24 * 60),
+    is_bot=st.booleans(),
+    country=st.sampled_from(["BR", "PT"]),
+)
+conversion_plans = st.builds(
+    ConversionPlan,
+    click=st.integers(0, 1000),
+    event_type=st.sampled_from(["SALE", "LEAD", "UPSELL"]),
+    status=st.sampled_from(STATUSES),
+    value=st.integers(0, 100_000),
+    minutes_later=st.integers(0, 3 * 60),
+    currency=st.sampled_from(["BRL", "BRL", "USD"]),
+)
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = create_engine(sync_url(database_url))
+    yield engine
+    engine.dispose()
+
+
+def make_workspace(conn: Connection) -> tuple[str, list[Link]]:
+    """A workspace with three campaigns, the first two on one traffic source."""
+    workspace_id, source_id = new_id(), new_id()
+    conn.execute(
+        workspaces.insert().values(
+            id=workspace_id, name="W", postback_token=new_id(), created_at=START
+        )
+    )
+    conn.execute(
+        traffic_sources.insert().values(
+            id=source_id, workspace_id=workspace_id, name="S", params=[], created_at=START
+        )
+    )
+    conn.execute(
+        event_types.insert(),
+        [
+            {
+                "id": new_id(),
+                "workspace_id": workspace_id,
+                "name": name,
+                "counts_as_conversion": c,
+                "counts_as_revenue": r,
+                "is_builtin": True,
+                "created_at": START,
+            }
+            for name, (c, r) in BUILTIN.items()
+        ],
+    )
+    links = []
+    for n in range(3):
+        campaign_id = new_id()
+        source = source_id if n < 2 else None
+        conn.execute(
+            campaigns.insert().values(
+                id=campaign_id,
+                workspace_id=workspace_id,
+                name=f"C{n}",
+                slug=campaign_id,
+                offer_url="https://offer.example/",
+                source_id=source,
+                created_at=START,
+                updated_at=START,
+            )
+        )
+        links.append(
+            Link(campaign_id, workspace_id, f"C{n}", campaign_id, "", source, "", (), "UTC")
+        )
+    return workspace_id, links
+
+
+def record(conn: Connection, links: list[Link], plans: list[ClickPlan]) -> list[dict[str, Any]]:
+    """The clicks, in batches of up to five, as the click writer records them."""
+    batch = [
+        (
+            links[p.campaign],
+            ClickRequest(
+                host="",
+                slug=links[p.campaign].slug,
+                visitor=Visitor(
+                    ip=f"198.51.100.{n % 7}",
+                    user_agent="UA",
+                    referrer="",
+                    device=Device("mobile", "iOS", "Safari", p.is_bot),
+                    country=p.country,
+                ),
+                params={"sub1": p.sub1} if p.sub1 else {},
+                now=START + timedelta(minutes=p.minutes),
+            ),
+        )
+        for n, p in enumerate(plans)
+    ]
+    rows: list[dict[str, Any]] = []
+    for first in range(0, len(batch), 5):
+        rows += record_clicks(conn, batch[first : first + 5])
+    return rows
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    click_plan=st.lists(click_plans, max_size=30),
+    conversion_plan=st.lists(conversion_plans, max_size=12),
+    zone_name=st.sampled_from(ZONES),
+    grouping=st.sampled_from(GROUPINGS),
+    first_day=st.integers(0, 3),
+    days=st.integers(1, 3),
+    by_click_time=st.booleans(),
+)
+def test_reports_equal_the_sums_of_the_history(
+    engine: Engine,
+    click_plan: list[ClickPlan],
+    conversion_plan: list[ConversionPlan],
+    zone_name: str,
+    grouping: tuple[Dimension, ...],
+    first_day: int,
+    days: int,
+    by_click_time: bool,
+) -> None:
+    zone = ZoneInfo(zone_name)
+    first = date(2026, 3, 5) + timedelta(days=first_day)
+    period = Period(first, first + timedelta(days=days - 1), zone)
+    with engine.begin() as conn:
+        workspace_id, links = make_workspace(conn)
+        rows = record(conn, links, click_plan)
+        sales = place_conversions(conn, workspace_id, rows, conversion_plan)
+        selection = Selection(workspace_id, period, grouping, {}, by_click_time)
+        report = build_report(conn, selection, currency="BRL")
+
+    expected_clicks: Counter[tuple[str, ...]] = Counter()
+    for row in rows:
+        if period.start <= row["created_at"] < period.end and Dimension.STATUS not in grouping:
+            expected_clicks[key_of(row, grouping, zone)] += 1
+    assert {r.key: r.counts.clicks for r in report.rows if r.counts.clicks} == expected_clicks
+    assert report.totals.clicks == sum(
+        period.start <= row["created_at"] < period.end for row in rows
+    )
+    assert report.totals.bot_clicks == sum(
+        bool(row["is_bot"]) for row in rows if period.start <= row["created_at"] < period.end
+    )
+    counted = [
+        s
+        for s in sales
+        if period.start <= (s["click_at"] if by_click_time else s["created_at"]) < period.end
+    ]
+    revenue = [s for s in counted if s["event_type"] != "LEAD" and s["currency"] == "BRL"]
+    approved = [s for s in revenue if s["status"] in ("approved", "refunded", "chargeback")]
+    assert report.totals.sales == len(approved)
+    assert report.totals.approved_revenue == sum(s["value_minor"] for s in approved)
+    assert report.totals.refunded == sum(
+        s["value_minor"] for s in revenue if s["status"] == "refunded"
+    )
+    assert report.totals.pending_sales == sum(s["status"] == "pending" for s in revenue)
+    assert report.totals.leads == sum(
+        s["event_type"] == "LEAD" and s["status"] == "approved" and s["currency"] == "BRL"
+        for s in counted
+    )
+    assert report.other_currency == sum(s["currency"] != "BRL" for s in counted)
+
+
+def key_of(row: dict[str, Any], grouping: tuple[Dimension, ...], zone: ZoneInfo) -> tuple[str, ...]:
+    local = row["created_at"].astimezone(zone)
+    columns = {
+        Dimension.CAMPAIGN: "campaign_id",
+        Dimension.SOURCE: "source_id",
+        Dimension.SUB1: "sub1",
+        Dimension.COUNTRY: "country",
+    }
+    return tuple(
+        time_label(d, local)
+        if d in columns.keys() ^ set(Dimension) and d is not Dimension.STATUS
+        else str(row.get(columns[d]) or "")
+        for d in grouping
+    )
+
+
+def place_conversions(
+    conn: Connection,
+    workspace_id: str,
+    rows: list[dict[str, Any]],
+    plans: list[ConversionPlan],
+) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    placed = []
+    for n, plan in enumerate(plans):
+        row = rows[plan.click % len(rows)]
+        created_at = row["created_at"] + timedelta(minutes=plan.minutes_later)
+        conversion = {
+            "id": new_id(),
+            "workspace_id": workspace_id,
+            "click_id": row["id"],
+            "raw_click_id": row["id"],
+            "campaign_id": row["campaign_id"],
+            "source_id": row.get("source_id"),
+            "event_type": plan.event_type,
+            "status": plan.status,
+            "value_minor": plan.value,
+            "currency": plan.currency,
+            "dedupe_key": f"tx:{n}",
+            "created_at": created_at,
+            "status_changed_at": created_at,
+        }
+        conn.execute(conversions.insert().values(**conversion))
+        placed.append({**conversion, "click_at": row["created_at"]})
+    return placed
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(click_plan=st.lists(click_plans, max_size=40))
+def test_the_hourly_sums_equal_the_click_rows_and_their_rebuild(
+    engine: Engine, click_plan: list[ClickPlan]
+) -> None:
+    with engine.begin() as conn:
+        workspace_id, links = make_workspace(conn)
+        rows = record(conn, links, click_plan)
+        kept = hourly_sums(conn, workspace_id)
+        rebuild_rollups(conn, workspace_id=workspace_id)
+        rebuilt = hourly_sums(conn, workspace_id)
+
+    expected: Counter[tuple[object, ...]] = Counter()
+    for row in rows:
+        hour = int(row["created_at"].timestamp()) // 3600
+        key = (hour, row["campaign_id"], row.get("source_id") or "", row.get("sub1") or "")
+        expected[(*key, "clicks")] += 1
+        expected[(*key, "unique")] += bool(row["is_unique"])
+        expected[(*key, "bots")] += bool(row["is_bot"])
+    assert kept == rebuilt == +expected
+
+
+def hourly_sums(conn: Connection, workspace_id: str) -> Counter[tuple[object, ...]]:
+    """The finest rollup's counts, the coarser ones checked against its sums."""
+    fine: Counter[tuple[object, ...]] = Counter()
+    coarse: Counter[tuple[object, ...]] = Counter()
+    daily: Counter[tuple[object, ...]] = Counter()
+    for r in rollup_rows(conn, click_sub1_hours, workspace_id):
+        *key, name, value = r
+        fine[(*key, name)] += value
+        coarse[(key[0], key[1], key[2], name)] += value
+        daily[(key[0] // 24, *key[1:], name)] += value
+    stored = Counter(
+        {(*key, name): value for *key, name, value in rollup_rows(conn, click_hours, workspace_id)}
+    )
+    days = Counter(
+        {
+            (*key, name): value
+            for *key, name, value in rollup_rows(conn, click_sub1_days, workspace_id)
+        }
+    )
+    assert +stored == +coarse
+    assert +days == +daily
+    return +fine
+
+
+def rollup_rows(conn: Connection, table: Table, workspace_id: str) -> Iterator[tuple[Any, ...]]:
+    """(time, campaign, source[, sub1], count name, count) for each count of each row."""
+    for r in conn.execute(select(table).where(table.c.workspace_id == workspace_id)):
+        key = tuple(r)[1:-3]
+        for name, value in (
+            ("clicks", r.clicks),
+            ("unique", r.unique_clicks),
+            ("bots", r.bot_clicks),
+        ):
+            yield (*key, name, value)
