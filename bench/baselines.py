@@ -32,7 +32,7 @@ from trilha.web.asgi import Receive, Scope, Send
 # As long as the Location trilha sends for bench/redirect.py's request, macros filled.
 LOCATION = "https://offer.example.com/checkout?cid=0Pq3s9AbCdEfGhIjKlMnOpQ&src=facebook&s1=abc"
 HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer-when-downgrade"}
-# trilha's answer to a created postback (trilha.postbacks.outcome.Result.answer, sent with
+# trilha's answer to a created postback (trilha.postbacks.result.Result.answer, sent with
 # json.dumps' default separators): same keys, same length, two made-up 22-character ids.
 POSTBACK_ANSWER = (
     '{"status": "created", "event": "SALE", "conversion_id": "0Pq3s9AbCdEfGhIjKlMnOp", '
