@@ -161,6 +161,8 @@ DASHBOARD: dict[str, Access] = {
     f"POST {D}/merchants/{{merchant_id}}": Access.MEMBER,
     f"POST {D}/merchants/{{merchant_id}}/delete": Access.MEMBER,
     f"POST {D}/merchants/{{merchant_id}}/test": Access.MEMBER,
+    f"GET {D}/clicks": Access.VIEWER,
+    f"GET {D}/clicks/{{click_id}}": Access.VIEWER,
     f"GET {D}/conversions": Access.VIEWER,
     f"GET {D}/conversions/{{conversion_id}}": Access.VIEWER,
     f"POST {D}/conversions/{{conversion_id}}/attach": Access.MEMBER,
