@@ -76,7 +76,10 @@ async def click_page(click_id: str, page: InWorkspace, conn: Db) -> Response:
         "section": "clicks",
         "click": detail.row,
         "conversions": detail.conversions,
-        "dimensions": DIMENSIONS,
+        "parameters": [
+            *((name, detail.row[name]) for name in DIMENSIONS if detail.row[name]),
+            *detail.row["params"].items(),
+        ],
         "source_names": {s.id: s.name for s in await list_sources(conn, page.workspace)},
         **await workspace_names(page, conn),
     }
