@@ -18,6 +18,7 @@ from trilha.web.api import (
     merchants,
     postback_log,
     presets,
+    reconciliations,
     sources,
     workspaces,
 )
@@ -37,6 +38,7 @@ RESOURCES = (
     event_types,
     conversions,
     postback_log,
+    reconciliations,
 )
 
 # Authentication itself happens in trilha.web.auth.api_user; this only tells OpenAPI about it.
