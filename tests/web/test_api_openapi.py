@@ -69,6 +69,10 @@ ROUTES = {
     ("GET", f"{WS}/postbacks"),
     ("GET", f"{WS}/postbacks/{{postback_id}}"),
     ("POST", f"{WS}/postbacks/replay"),
+    ("GET", f"{WS}/reconciliations"),
+    ("POST", f"{WS}/reconciliations"),
+    ("GET", f"{WS}/reconciliations/{{reconciliation_id}}"),
+    ("GET", f"{WS}/reconciliations/{{reconciliation_id}}/csv"),
 }
 
 

@@ -14,6 +14,7 @@ from python_calamine import CalamineError, CalamineWorkbook
 from trilha.errors import InvalidInput
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_UPLOAD_BYTES = MAX_FILE_BYTES + 64 * 1024  # the file and the form around it
 MAX_ROWS = 20_000
 MAX_COLUMNS = 200
 MAX_CELL = 1000

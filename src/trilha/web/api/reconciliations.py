@@ -15,12 +15,13 @@ from trilha.reconciliation import store
 from trilha.reconciliation.compare import Cause, Line, Verdict
 from trilha.reconciliation.export import to_csv
 from trilha.reconciliation.reconcile import Upload, read_upload, reconcile
-from trilha.reconciliation.table import MAX_FILE_BYTES
+from trilha.reconciliation.table import MAX_UPLOAD_BYTES
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, Answer, UtcDatetime
 from trilha.web.auth import ApiUser, Db
-from trilha.web.edge import body_limit
+from trilha.web.downloads import csv_download
+from trilha.web.limits import body_limit
 from trilha.workspaces import Role
 
 router = APIRouter(
@@ -29,7 +30,6 @@ router = APIRouter(
     tags=["reconciliation"],
     responses=AUTH_ERRORS | NOT_FOUND,
 )
-UPLOAD_LIMIT = MAX_FILE_BYTES + 64 * 1024  # the file and the form around it
 ColumnName = Annotated[str, Form(max_length=200)]
 
 
@@ -102,7 +102,7 @@ async def sales_upload(
     description="Multipart form: `merchant_id`, `file` and, the first time (or to change "
     "them), the `*_column` headers to read; they are remembered for the merchant.",
 )
-@body_limit(UPLOAD_LIMIT)
+@body_limit(MAX_UPLOAD_BYTES)
 async def create_reconciliation(
     # Declared first: the file is read and checked before ``conn`` begins its transaction.
     upload: Annotated[Upload, Depends(sales_upload)],
@@ -144,16 +144,7 @@ async def download_reconciliation(
     found = await store.get_reconciliation(conn, membership.workspace.id, reconciliation_id)
     t = translator(user.locale)
     body = to_csv(found.lines, timezone=membership.workspace.timezone, label=t)
-    return csv_response(body, found.id)
-
-
-def csv_response(body: bytes, reconciliation_id: str) -> Response:
-    disposition = f'attachment; filename="reconciliation-{reconciliation_id}.csv"'
-    return Response(
-        body,
-        media_type="text/csv; charset=utf-8",
-        headers={"content-disposition": disposition},
-    )
+    return csv_download(body, f"reconciliation-{found.id}.csv")
 
 
 def _detail(found: store.Reconciliation) -> ReconciliationDetail:

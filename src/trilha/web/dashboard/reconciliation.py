@@ -16,12 +16,12 @@ from trilha.reconciliation import store
 from trilha.reconciliation.compare import Verdict
 from trilha.reconciliation.export import to_csv
 from trilha.reconciliation.reconcile import Upload, read_upload, reconcile
-from trilha.reconciliation.table import FileError
-from trilha.web.api.reconciliations import UPLOAD_LIMIT, csv_response
+from trilha.reconciliation.table import MAX_UPLOAD_BYTES, FileError
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import InWorkspace, Page, submitted_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
-from trilha.web.edge import body_limit
+from trilha.web.downloads import csv_download
+from trilha.web.limits import body_limit
 from trilha.workspaces import Role
 
 router = APIRouter(route_class=DashboardRoute)
@@ -45,11 +45,17 @@ async def sent_file(request: Request) -> SentFile:
         name: str(form.get(name) or "").strip()[:200] for name in ("merchant_id", *COLUMN_FIELDS)
     }
     file = form.get("file")
-    if not isinstance(file, UploadFile) or not file.filename:
+    if not isinstance(file, UploadFile):
+        return SentFile(values, None, FileError("choose the file to upload"))
+    try:
+        data = await file.read()
+    finally:
+        await file.close()
+    if not file.filename:
         return SentFile(values, None, FileError("choose the file to upload"))
     columns = {name.removesuffix("_column"): values[name] for name in COLUMN_FIELDS}
     try:
-        return SentFile(values, read_upload(file.filename, await file.read(), columns), None)
+        return SentFile(values, read_upload(file.filename, data, columns), None)
     except FileError as exc:
         return SentFile(values, None, exc)
 
@@ -60,7 +66,7 @@ async def reconciliation_page(page: InWorkspace, conn: Db) -> Response:
 
 
 @router.post("/w/{workspace_id}/reconciliation")
-@body_limit(UPLOAD_LIMIT)
+@body_limit(MAX_UPLOAD_BYTES)
 async def upload(
     # Declared first: the file is read and checked before ``conn`` begins its transaction.
     sent: Annotated[SentFile, Depends(sent_file)],
@@ -102,9 +108,8 @@ async def result_page(
 @router.get("/w/{workspace_id}/reconciliation/{reconciliation_id}/csv")
 async def download(reconciliation_id: str, page: InWorkspace, conn: Db) -> Response:
     found = await store.get_reconciliation(conn, page.workspace.id, reconciliation_id)
-    return csv_response(
-        to_csv(found.lines, timezone=page.workspace.timezone, label=page.t), found.id
-    )
+    body = to_csv(found.lines, timezone=page.workspace.timezone, label=page.t)
+    return csv_download(body, f"reconciliation-{found.id}.csv")
 
 
 async def _merchant_names(page: Page, conn: AsyncConnection) -> dict[str, Any]:
