@@ -61,7 +61,8 @@ def test_any_bytes_give_a_table_or_a_reason(data: bytes) -> None:
     try:
         table = read_table(data)
     except FileError as exc:
-        assert exc.fields["file"]
+        reason = exc.fields["file"]
+        assert reason.strip()
         return
     assert len(table.header) >= 2
     assert all(len(row) == len(table.header) for row in table.rows)
@@ -129,7 +130,7 @@ LINE = st.builds(
     txid=CELL.filter(bool),
     platform_value=st.none() | st.decimals(min_value=0, max_value=10**6, places=2),
     trilha_value=st.none() | st.decimals(min_value=0, max_value=10**6, places=2),
-    sold_at=st.none() | st.datetimes(timezones=st.just(UTC), min_value=datetime(2000, 1, 1)),
+    sold_at=st.none() | st.datetimes(timezones=st.just(UTC), min_value=datetime(2000, 1, 1)),  # noqa: DTZ001 -- hypothesis takes naive bounds
 )
 
 
@@ -142,7 +143,8 @@ def test_the_csv_for_excel_reads_back_as_the_same_lines(lines: list[Line]) -> No
     assert len(read) == len(lines) + 1
     for line, row in zip(lines, read[1:], strict=True):
         fields = dict(zip(COLUMNS, row, strict=True))
-        assert fields["txid"].removeprefix("'") == line.txid
+        # A value Excel would take for a formula is quoted; any other as it is.
+        assert fields["txid"] in (line.txid, f"'{line.txid}")
         for name in ("platform_value", "trilha_value"):
             value = getattr(line, name)
             assert fields[name] == ("" if value is None else format(value, "f").replace(".", ","))
