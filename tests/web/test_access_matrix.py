@@ -93,6 +93,8 @@ API: dict[str, Access] = {
     f"GET {W}/postbacks": Access.VIEWER,
     f"GET {W}/postbacks/{{postback_id}}": Access.VIEWER,
     f"POST {W}/postbacks/replay": Access.MEMBER,
+    f"GET {W}/merchants/{{merchant_id}}/export-columns": Access.VIEWER,
+    f"PUT {W}/merchants/{{merchant_id}}/export-columns": Access.MEMBER,
     f"GET {W}/reconciliations": Access.VIEWER,
     f"POST {W}/reconciliations": Access.MEMBER,
     f"GET {W}/reconciliations/{{reconciliation_id}}": Access.VIEWER,
@@ -130,6 +132,12 @@ API_BODIES: dict[str, dict[str, Any]] = {
     f"PATCH {W}/event-types/{{event_type_id}}": {"counts_as_revenue": True},
     f"POST {W}/conversions/{{conversion_id}}/attach": {"click_id": "$click_id"},
     f"POST {W}/postbacks/replay": {"ids": ["$postback_id"]},
+    f"PUT {W}/merchants/{{merchant_id}}/export-columns": {
+        "txid": "Pedido",
+        "status": "Situação",
+        "value": "Total",
+        "sold_at": "Data",
+    },
 }
 
 D = "/w/{workspace_id}"

@@ -69,6 +69,8 @@ ROUTES = {
     ("GET", f"{WS}/postbacks"),
     ("GET", f"{WS}/postbacks/{{postback_id}}"),
     ("POST", f"{WS}/postbacks/replay"),
+    ("GET", f"{WS}/merchants/{{merchant_id}}/export-columns"),
+    ("PUT", f"{WS}/merchants/{{merchant_id}}/export-columns"),
     ("GET", f"{WS}/reconciliations"),
     ("POST", f"{WS}/reconciliations"),
     ("GET", f"{WS}/reconciliations/{{reconciliation_id}}"),
@@ -136,10 +138,11 @@ def operations(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]
 
 
 def is_complete(operation: dict[str, Any]) -> bool:
-    """A summary, a tag, and a schema for the success answer (204 has no body)."""
+    """A summary, a tag, and a schema for the success answer (204 has no body), in JSON or in
+    the one media type the route answers in (a CSV download)."""
     [success] = [code for code in operation["responses"] if code.startswith("2")]
-    answer = operation["responses"][success].get("content", {}).get("application/json", {})
-    has_schema = success == "204" or bool(answer.get("schema"))
+    content = operation["responses"][success].get("content", {})
+    has_schema = success == "204" or any(media.get("schema") for media in content.values())
     return bool(operation.get("summary")) and bool(operation.get("tags")) and has_schema
 
 

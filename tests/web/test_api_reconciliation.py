@@ -210,3 +210,26 @@ async def test_it_refuses_files_it_cannot_read_with_a_reason(
 
     assert unknown.status_code == 404
     assert huge.status_code == 413
+
+
+async def test_a_merchants_export_columns_are_read_and_set_over_the_api(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    merchant = await make_merchant(db, workspace, preset="kiwify")
+    columns_url = f"/api/v1/workspaces/{workspace.id}/merchants/{merchant.id}/export-columns"
+    chosen = {"txid": "Pedido", "status": "Situação", "value": "Total", "sold_at": "Quando"}
+
+    before = await client.get(columns_url, headers=owner.headers)
+    put = await client.put(columns_url, json=chosen, headers=owner.headers)
+    after = await client.get(columns_url, headers=owner.headers)
+    blank = await client.put(columns_url, json={**chosen, "txid": ""}, headers=owner.headers)
+
+    assert before.json() == {"layout": "kiwify", "columns": None}
+    assert put.status_code == 200
+    assert after.json() == {"layout": "custom", "columns": {**chosen, "currency": ""}}
+    assert blank.status_code == 422
+    export = f"Pedido,Situação,Total,Quando\nK-1,paid,10.00,{TODAY}\n".encode()
+    response = await upload(client, owner, workspace, merchant.id, export)
+    assert response.status_code == 201, response.text
+    assert response.json()["counts"]["missing_in_trilha"] == 1

@@ -91,3 +91,25 @@ def read_upload(filename: str, data: bytes, columns: dict[str, str] | None = Non
     form, if any were; done before a transaction is taken."""
     chosen = Columns.of(columns) if columns and any(columns.values()) else None
     return Upload(filename.strip()[:200] or "upload", read_table(data), chosen)
+
+
+def export_columns(
+    conn: Connection, workspace_id: str, merchant_id: str
+) -> tuple[Layout, Columns | None]:
+    """The layout and columns remembered for the merchant; (its platform's layout, None) when
+    none were chosen yet. NotFound for another workspace's merchant."""
+    preset = merchant_preset(conn, workspace_id, merchant_id)
+    stored = stored_columns(conn, merchant_id)
+    if stored is None:
+        return layout_for(preset), None
+    return stored.layout, stored.columns
+
+
+def choose_export_columns(
+    conn: Connection, workspace_id: str, merchant_id: str, columns: Columns, *, now: datetime
+) -> None:
+    """Remember columns typed by hand for the merchant's next uploads."""
+    merchant_preset(conn, workspace_id, merchant_id)
+    remember_columns(
+        conn, workspace_id, merchant_id, StoredColumns(Layout.CUSTOM, columns), now=now
+    )

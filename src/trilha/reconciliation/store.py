@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, insert, or_, select
+from sqlalchemy import Connection, and_, delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import (
@@ -110,9 +110,9 @@ def recorded_conversions(
     txids: Sequence[str],
     window: Window | None,
 ) -> list[Recorded]:
-    """The conversions with the file's transaction ids (through the UNIQUE dedupe key, which is
-    ``tx:<txid>`` under the default dedupe mode), and the merchant's, or any with one of those
-    ids, recorded within the file's days (through the index by time)."""
+    """The conversions with the file's transaction ids, through the UNIQUE dedupe key (which is
+    ``tx:<txid>`` under the txid dedupe modes), and the merchant's recorded within the file's
+    days, through the index by time."""
     c = conversions.c
     found: dict[str, Any] = {}
     for chunk in _chunks(txids):
@@ -120,15 +120,14 @@ def recorded_conversions(
         query = select(conversions).where(c.workspace_id == workspace_id, c.dedupe_key.in_(keys))
         found.update((row.id, row) for row in conn.execute(query))
     if window is not None:
-        for chunk in _chunks(txids) if txids else [()]:
-            query = select(conversions).where(
-                c.workspace_id == workspace_id,
-                c.created_at >= window.start,
-                c.created_at < window.end,
-                c.txid.is_not(None),
-                or_(c.merchant_id == merchant_id, c.txid.in_(chunk)),
-            )
-            found.update((row.id, row) for row in conn.execute(query))
+        query = select(conversions).where(
+            c.workspace_id == workspace_id,
+            c.created_at >= window.start,
+            c.created_at < window.end,
+            c.merchant_id == merchant_id,
+            c.txid.is_not(None),
+        )
+        found.update((row.id, row) for row in conn.execute(query))
     return [_recorded(row) for row in found.values()]
 
 

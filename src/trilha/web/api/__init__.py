@@ -11,6 +11,7 @@ from trilha.web.api import (
     conversions,
     domains,
     event_types,
+    export_columns,
     health,
     macros,
     me,
@@ -39,6 +40,7 @@ RESOURCES = (
     conversions,
     postback_log,
     reconciliations,
+    export_columns,
 )
 
 # Authentication itself happens in trilha.web.auth.api_user; this only tells OpenAPI about it.

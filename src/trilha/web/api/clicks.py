@@ -23,7 +23,6 @@ router = APIRouter(
     responses=AUTH_ERRORS | NOT_FOUND,
 )
 Text = Annotated[str | None, Query(max_length=200)]
-Day = Annotated[date | None, Query(description="A day on the workspace's clock, e.g. 2024-05-01")]
 
 
 @router.get("", summary="The click log: clicks, newest first, a page at a time")
@@ -34,9 +33,12 @@ async def list_clicks(
         AwareUtcDatetime | None, Query(description="From this time on, e.g. 2024-05-01T00:00-03:00")
     ] = None,
     until: Annotated[AwareUtcDatetime | None, Query(description="Before this time")] = None,
-    from_day: Annotated[Day, Query(description="From this day on (workspace time zone)")] = None,
+    from_day: Annotated[
+        date | None,
+        Query(description="From this day on, e.g. 2024-05-01, on the workspace's clock"),
+    ] = None,
     to_day: Annotated[
-        Day, Query(description="Up to this day, included (workspace time zone)")
+        date | None, Query(description="Up to this day, included, on the workspace's clock")
     ] = None,
     campaign_id: Text = None,
     source_id: Text = None,

@@ -135,7 +135,12 @@ async def get_reconciliation(
     "/{reconciliation_id}/csv",
     summary="A reconciliation as CSV (`;`, decimal comma, UTF-8 with BOM, for Excel)",
     response_class=Response,
-    responses={200: {"content": {"text/csv": {}}}},
+    responses={
+        200: {
+            "description": "The lines as CSV.",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        }
+    },
 )
 async def download_reconciliation(
     reconciliation_id: str, membership: InWorkspace, user: ApiUser, conn: Db
