@@ -70,6 +70,13 @@ async def shop_with_sales(
     invalid = await sale(client, workspace, click_id=clicks[3], txid="HP-5", payout="muito")
     assert invalid["status"] == "invalid"
     await sale(client, workspace, click_id=clicks[3], txid="HP-9", payout="10,00")
+    # A body the generic mapping cannot read: its transaction id is only in the raw request.
+    unread = await client.post(
+        "/pb/loja",
+        params={"token": workspace.postback_token},
+        json={"purchase": {"transaction": "HP-8", "price": 10}},
+    )
+    assert unread.json()["status"] == "invalid"
     return owner, workspace, merchant.id
 
 
@@ -83,6 +90,7 @@ def hotmart_export() -> bytes:
         f"HP-5;Aprovado;120,00;BRL;{TODAY} 10:20:00",
         f"HP-6;Completo;1.234,56;BRL;{TODAY} 10:25:00",
         f"HP-7;Coisa estranha;1,00;BRL;{TODAY} 10:30:00",
+        f"HP-8;Aprovado;10,00;BRL;{TODAY} 10:35:00",
     ]
     return "\n".join(rows).encode("utf-8")
 
@@ -105,6 +113,7 @@ async def test_it_sorts_every_sale_and_explains_what_trilha_missed(
         "HP-4": "matched",
         "HP-5": "missing_in_trilha",
         "HP-6": "missing_in_trilha",
+        "HP-8": "missing_in_trilha",
         "HP-9": "missing_in_platform",
     }
     assert (lines["HP-2"]["platform_status"], lines["HP-2"]["trilha_status"]) == (
@@ -121,7 +130,7 @@ async def test_it_sorts_every_sale_and_explains_what_trilha_missed(
     )
     assert result["counts"] == {
         "matched": 2,
-        "missing_in_trilha": 2,
+        "missing_in_trilha": 3,
         "missing_in_platform": 1,
         "value_differs": 1,
         "status_differs": 1,

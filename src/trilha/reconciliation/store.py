@@ -3,6 +3,7 @@ with, a merchant's remembered columns, and the reconciliations kept."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
@@ -27,6 +28,8 @@ from trilha.reconciliation.compare import Cause, Evidence, Line, Recorded, Verdi
 from trilha.reconciliation.layouts import Columns, Layout
 
 CHUNK = 500  # ids per IN list
+# What a transaction id looks like inside a raw request: HP123, 1a2b-3c, KIW_9.8 ...
+_WORDS = re.compile(r"[\w.\-]+")
 # Postbacks may arrive before a sale's recorded time (clock skew) or long after (a retry).
 EVIDENCE_MARGIN = timedelta(days=3)
 # Invalid postbacks whose transaction id was never read are searched by their raw text; at most
@@ -181,13 +184,14 @@ def _unread_evidence(conn: Connection, in_window: Any, txids: Sequence[str]) -> 
         .order_by(log.received_at.desc())
         .limit(MAX_UNREAD_ENTRIES)
     )
-    entries = conn.execute(query).all()
+    wanted = set(txids)
     found: dict[str, Evidence] = {}
-    for txid in txids:
-        for row in entries:
-            if txid in row.query or txid in row.body:
-                found[txid] = Evidence(row.id, row.outcome, row.reason, row.received_at)
-                break
+    # Newest first, so the first entry naming a transaction id is its latest: one pass over the
+    # entries' words, whatever the number of ids.
+    for row in conn.execute(query):
+        for word in _WORDS.findall(f"{row.query} {row.body}"):
+            if word in wanted and word not in found:
+                found[word] = Evidence(row.id, row.outcome, row.reason, row.received_at)
     return found
 
 
