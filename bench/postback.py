@@ -145,7 +145,7 @@ async def _seed(conn: AsyncConnection, click_ids: list[str]) -> str:
     """The campaign and its clicks, as the redirect records them; returns the postback token."""
     now = datetime.now(UTC)
     workspace = await harness.seed_campaign(conn, slug=SLUG, offer_url=OFFER_URL, now=now)
-    link = await resolve_link(conn, host=DEFAULT_HOST, slug=SLUG)
+    link = await conn.run_sync(resolve_link, host=DEFAULT_HOST, slug=SLUG)
     if not isinstance(link, Link):
         raise RuntimeError(f"the bench campaign does not resolve: {link}")
     visitors = [_visitor(i) for i in range(len(click_ids))]

@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_source, make_workspace
 from trilha.clicks import preview_offer_url
-from trilha.db.schema import CLICK_IDS, SUBS, UTMS, clicks
+from trilha.db.schema import clicks
+from trilha.dimensions import CLICK_IDS, SUBS, UTMS
 from trilha.macros import BUILTIN_MACROS, fill_macros, unknown_macros
 
 ANDROID = (

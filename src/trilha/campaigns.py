@@ -12,7 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.custom_domains import DomainStatus
-from trilha.db.schema import DIMENSIONS, campaigns, clicks, domains, merchants, traffic_sources
+from trilha.db.schema import campaigns, clicks, domains, merchants, traffic_sources
+from trilha.dimensions import DIMENSIONS
 from trilha.errors import Conflict, InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.links import DEFAULT_HOST

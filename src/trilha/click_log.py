@@ -13,13 +13,14 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Select, and_, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.conversion_lookup import (
+from trilha.conversions.lookup import (
     Conversion,
     StatusChange,
     conversions_of_clicks,
     status_history,
 )
-from trilha.db.schema import SUBS, clicks, conversions
+from trilha.db.schema import clicks, conversions
+from trilha.dimensions import SUBS
 from trilha.errors import InvalidInput, NotFound
 
 MAX_PAGE = 1000

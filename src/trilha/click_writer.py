@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from trilha.clicks import ClickRequest, build_click, offer_url, record_clicks
-from trilha.db.driver import as_async, driver_cursor, run_blocking
+from trilha.db.driver import driver_cursor
 from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.ids import mint_click_id
@@ -79,8 +79,7 @@ def _targets(
     for request in requests:
         key = (request.host, request.slug)
         if key not in targets:
-            link = resolve_link(as_async(conn), host=request.host, slug=request.slug)
-            targets[key] = run_blocking(link)
+            targets[key] = resolve_link(conn, host=request.host, slug=request.slug)
     return targets
 
 

@@ -17,7 +17,8 @@ from sqlalchemy import Connection, Dialect
 
 from trilha.db.bounds import max_lengths
 from trilha.db.driver import Cursor, bind_processors, driver_cursor, driver_sql
-from trilha.db.schema import DIMENSIONS, clicks
+from trilha.db.schema import clicks
+from trilha.dimensions import DIMENSIONS
 from trilha.ids import mint_click_id
 from trilha.links import Link
 from trilha.macros import compile_template, unknown_macros

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -72,8 +72,8 @@ async def list_event_types(conn: AsyncConnection, workspace_id: str) -> list[Eve
 _NAMES = select(event_types.c.name).where(event_types.c.workspace_id == bindparam("workspace_id"))
 
 
-async def event_type_names(conn: AsyncConnection, workspace_id: str) -> frozenset[str]:
-    rows = await conn.execute(_NAMES, {"workspace_id": workspace_id})
+def event_type_names(conn: Connection, workspace_id: str) -> frozenset[str]:
+    rows = conn.execute(_NAMES, {"workspace_id": workspace_id})
     return frozenset(rows.scalars())
 
 

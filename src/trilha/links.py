@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from trilha.db.driver import fetch_one
-from trilha.db.schema import DIMENSIONS
+from trilha.dimensions import DIMENSIONS
 
 DEFAULT_HOST = ""
 _DIMENSIONS = frozenset(DIMENSIONS)
@@ -62,9 +62,9 @@ LEFT JOIN traffic_sources AS s ON s.id = c.source_id
 """
 
 
-async def resolve_link(conn: AsyncConnection, *, host: str, slug: str) -> Link | Fallback:
+def resolve_link(conn: Connection, *, host: str, slug: str) -> Link | Fallback:
     """Find the campaign behind ``host/r/slug``; custom domains have their own slugs."""
-    return link_from_row(await fetch_one(conn, LINK_SQL, {"host": host, "slug": slug}), slug)
+    return link_from_row(fetch_one(conn, LINK_SQL, {"host": host, "slug": slug}), slug)
 
 
 @lru_cache(maxsize=256)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
 
-from trilha.db.schema import CLICK_IDS, SUBS, UTMS
+from trilha.dimensions import CLICK_IDS, SUBS, UTMS
 
 TEMPLATE_CACHE_SIZE = 1024
 MACRO = re.compile(r"\{([A-Za-z][A-Za-z0-9_.\-]*)\}")

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from trilha.conversions import attach_orphans
+from trilha.conversions.orphans import attach_orphans
 from trilha.custom_domains import DomainPolicy, recheck_domains
 from trilha.login_limits import purge_attempts
 from trilha.postbacks.log import purge_log
@@ -35,7 +35,7 @@ async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
             await _recheck_domains(engine, domains)
         try:
             async with engine.begin() as conn:
-                attached = await attach_orphans(conn, now=datetime.now(UTC))
+                attached = await conn.run_sync(attach_orphans, now=datetime.now(UTC))
                 if rounds % PURGE_EVERY == 0:
                     await purge_log(conn, older_than=datetime.now(UTC) - retention)
                     await report_unmatched(conn, retention=unmatched_retention)

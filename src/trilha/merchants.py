@@ -4,28 +4,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from ipaddress import ip_network
+from ipaddress import ip_address, ip_network
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.conversions.dedupe import DedupeMode
+from trilha.conversions.status import Status
 from trilha.db.schema import merchants
 from trilha.errors import Conflict, InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.money import ValueUnit
-from trilha.postbacks.mapping import Merchant, rule_from_json
-from trilha.postbacks.preset import FIELDS, IGNORE, Status
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
+from trilha.postbacks.preset import FIELDS, IGNORE, Preset, Rule
 from trilha.validation import NAME_MAX, require_text
 
 KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MAX_WINDOW = 7 * 24 * 60  # minutes: a week
-DEDUPE_MODES = ("txid", "click", "window", "allow_repeats")
 RULE_STATUSES = (*(s.value for s in Status), IGNORE)
 # A secret shorter than this is refused when set; one stored before the rule keeps working.
 MIN_SECRET = 16
@@ -36,6 +36,41 @@ class MerchantWarning(StrEnum):
     """Something about a merchant that works but should be changed."""
 
     SHORT_SECRET = "short_secret"  # noqa: S105 -- a warning's name; set before the minimum
+
+
+@dataclass(frozen=True, slots=True)
+class Merchant:
+    id: str | None
+    key: str
+    name: str
+    preset: Preset
+    field_paths: Mapping[str, str] = field(default_factory=dict)
+    rules: tuple[Rule, ...] = ()
+    value_choice: str = "gross"
+    value_unit: ValueUnit | None = None
+    ip_allowlist: tuple[str, ...] = ()
+    secret: str | None = None
+    dedupe_mode: DedupeMode = DedupeMode.TXID
+    dedupe_window_minutes: int = 60
+
+    def paths(self, name: str) -> tuple[str, ...]:
+        override = self.field_paths.get(name)
+        return ((override,) if override else ()) + tuple(self.preset.paths.get(name, ()))
+
+    def allows_ip(self, ip: str) -> bool:
+        if not self.ip_allowlist:
+            return True
+        try:
+            address = ip_address(ip)
+        except ValueError:
+            return False
+        return any(
+            address.version == (net := ip_network(cidr, strict=False)).version and address in net
+            for cidr in self.ip_allowlist
+        )
+
+
+GENERIC = Merchant(id=None, key="generic", name="Generic", preset=PRESETS["generic"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +88,7 @@ class MerchantRow:
     ip_allowlist: list[str]
     has_secret: bool
     warnings: tuple[MerchantWarning, ...]
-    dedupe_mode: str
+    dedupe_mode: DedupeMode
     dedupe_window_minutes: int
     created_at: datetime
     updated_at: datetime
@@ -76,7 +111,7 @@ def _row(row: Any) -> MerchantRow:
         ip_allowlist=row.ip_allowlist,
         has_secret=bool(row.secret),
         warnings=_warnings(row.secret),
-        dedupe_mode=row.dedupe_mode,
+        dedupe_mode=DedupeMode(row.dedupe_mode),
         dedupe_window_minutes=row.dedupe_window_minutes,
         created_at=row.created_at,
         updated_at=row.updated_at,
@@ -100,7 +135,7 @@ def merchant_config(row: Any) -> Merchant:
         value_unit=ValueUnit(row.value_unit) if row.value_unit else None,
         ip_allowlist=tuple(row.ip_allowlist),
         secret=row.secret,
-        dedupe_mode=row.dedupe_mode,
+        dedupe_mode=DedupeMode(row.dedupe_mode),
         dedupe_window_minutes=row.dedupe_window_minutes,
     )
 
@@ -119,7 +154,7 @@ def check_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
         ),
         "ip_allowlist": _allowlist,
         "secret": _secret,
-        "dedupe_mode": lambda v: _choice(v, "dedupe_mode", DEDUPE_MODES),
+        "dedupe_mode": lambda v: _choice(v, "dedupe_mode", tuple(DedupeMode)),
         "dedupe_window_minutes": _window,
     }
     unknown = set(changes) - set(checks)
@@ -287,8 +322,8 @@ async def delete_merchant(conn: AsyncConnection, workspace_id: str, merchant_id:
     await conn.execute(delete(merchants).where(merchants.c.id == merchant_id))
 
 
-async def load_merchant(
-    conn: AsyncConnection,
+def load_merchant(
+    conn: Connection,
     workspace_id: str,
     *,
     key: str | None = None,
@@ -299,5 +334,14 @@ async def load_merchant(
         query = query.where(merchants.c.key == key.lower())
     else:
         query = query.where(merchants.c.id == merchant_id)
-    row = (await conn.execute(query)).first()
+    row = conn.execute(query).first()
     return None if row is None else merchant_config(row)
+
+
+def rule_from_json(item: Mapping[str, Any]) -> Rule:
+    return Rule(
+        event_type=str(item["event_type"]),
+        status=str(item["status"]),
+        when_event=item.get("when_event") or None,
+        when_status=item.get("when_status") or None,
+    )

@@ -7,13 +7,14 @@ import re
 from pathlib import Path
 
 import trilha
+from trilha.conversions.dedupe import DedupeMode
+from trilha.conversions.outcome import Outcome
 from trilha.custom_domains import DomainStatus
-from trilha.db.schema import DIMENSIONS
+from trilha.dimensions import DIMENSIONS
 from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
 from trilha.macros import BUILTIN_MACROS
-from trilha.merchants import DEDUPE_MODES, RULE_STATUSES
+from trilha.merchants import RULE_STATUSES
 from trilha.money import ValueUnit
-from trilha.postbacks.outcome import Outcome
 from trilha.postbacks.preset import FIELDS
 from trilha.reconciliation.compare import Cause, Verdict
 from trilha.reconciliation.export import COLUMNS as EXPORT_COLUMNS
@@ -47,7 +48,7 @@ def _used_keys() -> set[str]:
     keys.update(("status.active", "status.paused"))
     keys.update(f"outcome.{outcome.value}" for outcome in Outcome)
     keys.update(f"conversion_status.{status}" for status in RULE_STATUSES)
-    keys.update(f"dedupe.{mode}" for mode in DEDUPE_MODES)
+    keys.update(f"dedupe.{mode}" for mode in DedupeMode)
     keys.update(f"value_unit.{unit.value}" for unit in ValueUnit)
     keys.update(f"postback_field.{name}" for name in FIELDS)
     keys.update(f"dimension.{name}" for name in DIMENSIONS)

@@ -1,4 +1,4 @@
-"""Traffic sources in the browser: presets, mapping rows and their errors."""
+"""Traffic sources in the browser: ad networks' mappings, mapping rows and their errors."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from trilha.db.schema import traffic_sources
 pytestmark = BROWSER
 
 
-async def test_the_facebook_preset_prefills_the_mapping_rows(
+async def test_the_facebook_mapping_prefills_the_rows(
     page: Page, db: AsyncEngine, owner: Account
 ) -> None:
     await page.goto(f"/w/{owner.workspace.id}/sources")
     await page.click(".empty-state [role=button]")
-    await page.click("#preset-facebook")
+    await page.click("#network-facebook")
 
     await expect(page.locator("#field-name")).to_have_value("Facebook Ads")
-    await expect(page.locator("#preset-hint")).to_contain_text("ad_id={{ad.id}}")
+    await expect(page.locator("#network-hint")).to_contain_text("ad_id={{ad.id}}")
     await page.click("#source-submit")
 
     await expect(page.locator("#flash")).to_contain_text("Fonte Facebook Ads criada")

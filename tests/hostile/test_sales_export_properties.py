@@ -15,7 +15,7 @@ import openpyxl
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from trilha.postbacks.preset import Status
+from trilha.conversions.status import Status
 from trilha.reconciliation.compare import Line, Verdict
 from trilha.reconciliation.export import COLUMNS, to_csv
 from trilha.reconciliation.layouts import Columns

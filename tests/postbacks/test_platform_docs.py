@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
 
 DOCS = Path(__file__).parent.parent.parent / "docs"
 

@@ -8,7 +8,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_workspace, now
-from trilha.conversions import attach_orphan, attach_orphans
+from trilha.conversions.orphans import attach_orphan, attach_orphans
 from trilha.db.schema import clicks, conversions, postback_log
 from trilha.errors import InvalidInput, NotFound
 from trilha.event_types import create_event_type
@@ -126,7 +126,7 @@ async def test_an_orphan_is_attached_when_its_click_appears(
         await conn.execute(update(clicks).where(clicks.c.id == "HIDDEN").values(id=click["id"]))
 
     async with db.begin() as conn:
-        attached = await attach_orphans(conn, now=now())
+        attached = await conn.run_sync(attach_orphans, now=now())
 
     assert attached == 1
     [conversion] = await fetch_all(db, conversions)
@@ -147,12 +147,12 @@ async def test_an_orphan_can_be_attached_by_hand(
 
     async with db.begin() as conn:
         with pytest.raises(InvalidInput, match="no click"):
-            await attach_orphan(
-                conn, workspace.id, orphan.json()["conversion_id"], "nope", now=now()
+            await conn.run_sync(
+                attach_orphan, workspace.id, orphan.json()["conversion_id"], "nope", now=now()
             )
     async with db.begin() as conn:
-        await attach_orphan(
-            conn, workspace.id, orphan.json()["conversion_id"], click["id"], now=now()
+        await conn.run_sync(
+            attach_orphan, workspace.id, orphan.json()["conversion_id"], click["id"], now=now()
         )
 
     [conversion] = await fetch_all(db, conversions)

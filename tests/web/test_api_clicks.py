@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_workspace
 from tests.web.callers import make_member, make_owner
-from trilha.db.schema import DIMENSIONS, clicks
+from trilha.db.schema import clicks
+from trilha.dimensions import DIMENSIONS
 from trilha.web.api.schemas import ClickOut
 from trilha.workspaces import Role, Workspace
 

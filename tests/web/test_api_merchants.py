@@ -12,7 +12,7 @@ from tests.factories import fetch_all, make_workspace
 from tests.web.callers import make_member, make_owner
 from tests.web.sales import click, create_merchant
 from trilha.db.schema import conversions, merchants
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
 from trilha.workspaces import Role
 
 SECRET = "hottok9Secret-Xq7w"
@@ -49,6 +49,27 @@ async def test_it_creates_a_merchant_and_never_answers_its_secret(
     assert SECRET not in response.text
     [row] = await fetch_all(db, merchants)
     assert row["secret"] == SECRET
+
+
+async def test_it_answers_a_new_merchant_with_the_postback_url_to_paste(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+
+    response = await client.post(
+        merchants_url(workspace.id),
+        json={"key": "loja", "name": "Loja", "preset": "hotmart", "secret": SECRET},
+        headers=owner.headers,
+    )
+
+    assert response.status_code == 201
+    created = response.json()
+    assert created["postback_url"] == f"http://testserver/pb/loja?token={workspace.postback_token}"
+    assert created["setup"] == PRESETS["hotmart"].setup
+    shown = await client.get(
+        f"{merchants_url(workspace.id)}/{created['id']}", headers=owner.headers
+    )
+    assert shown.json() == created
 
 
 async def test_it_lists_merchants_by_name_without_token_or_secret(

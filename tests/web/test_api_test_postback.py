@@ -14,8 +14,7 @@ from tests.web.callers import Caller, make_member, make_owner
 from tests.web.sales import click, create_merchant
 from trilha.db.schema import conversions, postback_log
 from trilha.postbacks.log import MASK
-from trilha.postbacks.presets import PRESETS
-from trilha.postbacks.samples import SAMPLES
+from trilha.postbacks.platforms import PRESETS, SAMPLES
 from trilha.workspaces import Role, Workspace
 
 SECRET = "platformSecret9Z"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -63,6 +64,16 @@ def reading(engine: AsyncEngine) -> AsyncEngine:
     """The same engine and pool for transactions that only read: on SQLite they begin deferred,
     so they never take (nor wait for) the write lock; WAL lets them read while another writes."""
     return engine.execution_options(**{READS_ONLY: True})
+
+
+async def answers(engine: AsyncEngine) -> bool:
+    """Whether the database answers a query."""
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except (SQLAlchemyError, OSError):
+        return False
+    return True
 
 
 def blocking_engine(engine: AsyncEngine) -> Engine:

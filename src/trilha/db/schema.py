@@ -27,6 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from trilha.dimensions import DIMENSIONS
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(column_0_label)s",
@@ -216,23 +218,7 @@ campaigns = Table(
     Index("ix_campaigns_workspace", "workspace_id"),
 )
 
-SUBS = tuple(f"sub{n}" for n in range(1, 11))
-UTMS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
-CLICK_IDS = ("fbclid", "gclid", "ttclid")
-AD_FIELDS = (
-    "creative",
-    "ad_id",
-    "ad_name",
-    "adset_id",
-    "adset_name",
-    "placement",
-    "site_id",
-    "keyword",
-)
 # Click ids sort by time in byte order, so PostgreSQL compares them with the "C" collation.
-# Click columns a query parameter (or a traffic source's mapping) can fill.
-DIMENSIONS = AD_FIELDS + CLICK_IDS + UTMS + SUBS
-
 clicks = Table(
     "clicks",
     metadata,

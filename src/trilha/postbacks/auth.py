@@ -6,7 +6,8 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 
-from trilha.postbacks.mapping import Merchant, read_field
+from trilha.merchants import Merchant
+from trilha.postbacks.mapping import read_field
 from trilha.postbacks.payload import Tree
 from trilha.postbacks.preset import AuthKind
 

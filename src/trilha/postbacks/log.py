@@ -8,19 +8,17 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, quote_plus
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import Connection, and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.driver import insert_row
 from trilha.db.schema import postback_log
-from trilha.postbacks.outcome import Result
 from trilha.postbacks.raw import RawPostback
-
-if TYPE_CHECKING:
-    from trilha.postbacks.receive import Trace
+from trilha.postbacks.result import Result
+from trilha.postbacks.trace import Trace
 
 MASK = "********"
 # Shorter secrets are masked only where they are a whole value (a query or form value, a JSON
@@ -112,8 +110,8 @@ def mask_headers(
     ]
 
 
-async def write_log(
-    conn: AsyncConnection,
+def write_log(
+    conn: Connection,
     raw: RawPostback,
     trace: Trace,
     result: Result,
@@ -124,7 +122,7 @@ async def write_log(
     hide = secret_masker([*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)])
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
-    await insert_row(
+    insert_row(
         conn,
         postback_log,
         {

@@ -1,18 +1,16 @@
-"""A merchant's mapping: its preset plus the user's edits, applied to a payload (pure)."""
+"""A merchant's mapping (its platform's preset plus the user's edits) applied to a payload:
+the postback's fields in trilha's words (pure)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
-from ipaddress import ip_address, ip_network
-from typing import Any
 
-from trilha.money import AmountError, ValueUnit, check_currency, parse_amount
+from trilha.conversions.status import Status
+from trilha.merchants import Merchant
+from trilha.money import AmountError, check_currency, parse_amount
 from trilha.postbacks.payload import Tree, get_path
-from trilha.postbacks.preset import Preset, Rule, Status
-from trilha.postbacks.presets import PRESETS
 
 UNFILLED_MACRO = re.compile(r"[{}\[\]]|^%[A-Za-z_][\w.-]*%$|^\$[A-Za-z_]\w*\$?$")
 MAX_FIELD_LENGTH = 200
@@ -20,41 +18,6 @@ MAX_FIELD_LENGTH = 200
 
 class MappingError(ValueError):
     """The payload does not give what a postback needs; the message is the `invalid` reason."""
-
-
-@dataclass(frozen=True, slots=True)
-class Merchant:
-    id: str | None
-    key: str
-    name: str
-    preset: Preset
-    field_paths: Mapping[str, str] = field(default_factory=dict)
-    rules: tuple[Rule, ...] = ()
-    value_choice: str = "gross"
-    value_unit: ValueUnit | None = None
-    ip_allowlist: tuple[str, ...] = ()
-    secret: str | None = None
-    dedupe_mode: str = "txid"
-    dedupe_window_minutes: int = 60
-
-    def paths(self, name: str) -> tuple[str, ...]:
-        override = self.field_paths.get(name)
-        return ((override,) if override else ()) + tuple(self.preset.paths.get(name, ()))
-
-    def allows_ip(self, ip: str) -> bool:
-        if not self.ip_allowlist:
-            return True
-        try:
-            address = ip_address(ip)
-        except ValueError:
-            return False
-        return any(
-            address.version == (net := ip_network(cidr, strict=False)).version and address in net
-            for cidr in self.ip_allowlist
-        )
-
-
-GENERIC = Merchant(id=None, key="generic", name="Generic", preset=PRESETS["generic"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +111,3 @@ def _value(merchant: Merchant, payload: Tree) -> tuple[Decimal, str | None]:
         if raw is not None and merchant.value_choice == "net":
             note = NO_NET_VALUE
     return (Decimal(0) if raw is None else parse_amount(raw, unit)), note
-
-
-def rule_from_json(item: Mapping[str, Any]) -> Rule:
-    return Rule(
-        event_type=str(item["event_type"]),
-        status=str(item["status"]),
-        when_event=item.get("when_event") or None,
-        when_status=item.get("when_status") or None,
-    )

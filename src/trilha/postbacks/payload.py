@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
@@ -16,6 +17,7 @@ from urllib.parse import parse_qsl
 from starlette.datastructures import Headers
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from trilha.postbacks.raw import RawPostback
 from trilha.validation import NOT_TEXT, is_text
 
 MAX_FIELDS = 1000
@@ -28,6 +30,22 @@ Tree = dict[str, Any]
 
 class PayloadError(ValueError):
     """The body cannot be read as fields; the message is the postback's `invalid` reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """A postback request with its body read as fields, or the reason it cannot be: all the
+    pipeline needs from the body, ready before a transaction is taken."""
+
+    raw: RawPostback
+    body: Tree | PayloadError
+
+
+async def parse_request(raw: RawPostback) -> Received:
+    try:
+        return Received(raw, await parse_body(raw.body, raw.content_type))
+    except PayloadError as exc:
+        return Received(raw, exc)
 
 
 async def parse_body(body: bytes, content_type: str) -> Tree:

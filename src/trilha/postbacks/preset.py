@@ -11,17 +11,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
+from trilha.conversions.status import Status
 from trilha.money import ValueUnit
 from trilha.postbacks.payload import Tree
-
-
-class Status(StrEnum):
-    APPROVED = "approved"
-    PENDING = "pending"
-    DECLINED = "declined"
-    REFUNDED = "refunded"
-    CHARGEBACK = "chargeback"
-
 
 IGNORE: Final = "ignore"
 

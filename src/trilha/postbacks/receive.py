@@ -8,41 +8,39 @@ A request that matches no workspace is only counted (see trilha.postbacks.unmatc
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl
 
-from sqlalchemy import Row, bindparam, literal_column, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, Row, bindparam, literal_column, select
 
-from trilha.conversions import (
-    Attribution,
-    find_click,
-    find_click_and_merchant,
-    record_conversion,
-)
+from trilha.conversions.attribution import Attribution, find_click, find_click_and_merchant
+from trilha.conversions.outcome import Outcome
+from trilha.conversions.record import Dedupe, Reported, record_conversion
+from trilha.conversions.status import Status
 from trilha.db.schema import domains, workspaces
 from trilha.event_types import event_type_names
 from trilha.ids import new_id
-from trilha.merchants import load_merchant
+from trilha.merchants import GENERIC, Merchant, load_merchant
 from trilha.money import AmountError
 from trilha.postbacks.auth import check_secret
 from trilha.postbacks.log import write_log
-from trilha.postbacks.mapping import GENERIC, Fields, MappingError, Merchant, map_fields, read_field
-from trilha.postbacks.outcome import Outcome, Rejected, Result
+from trilha.postbacks.mapping import Fields, MappingError, map_fields, read_field
 from trilha.postbacks.payload import (
     PayloadError,
+    Received,
     Tree,
     merge_query,
     pairs_to_tree,
     parse_form,
 )
-from trilha.postbacks.payload import parse_body as parse_body_fields
 from trilha.postbacks.preset import IGNORE, AuthKind
 from trilha.postbacks.raw import RawPostback
+from trilha.postbacks.result import Rejected, Result
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
+from trilha.postbacks.trace import Trace
 from trilha.postbacks.unmatched import record_unmatched
 from trilha.validation import is_text
 
@@ -58,21 +56,6 @@ _WORKSPACE_BY_HOST = _WORKSPACE.join(domains, domains.c.workspace_id == workspac
 )
 
 
-@dataclass
-class Trace:
-    """What the pipeline learned on its way, for the log entry (even when it stops early)."""
-
-    postback_id: str
-    workspace_id: str | None = None
-    merchant_id: str | None = None
-    secrets: list[str] = field(default_factory=list)
-    secret_headers: set[str] = field(default_factory=set)  # stored masked whole
-    auth_failed: bool = False
-    fields: Fields | None = None
-    click_id: str | None = None
-    campaign_id: str | None = None
-
-
 class SetupReads:
     """The workspace's set-up (its token, event types, merchants) as one transaction read it.
 
@@ -84,9 +67,9 @@ class SetupReads:
     def __init__(self) -> None:
         self._memo: dict[tuple[str, ...], Any] = {}
 
-    async def get(self, key: tuple[str, ...], load: Callable[[], Awaitable[T]]) -> T:
+    def get(self, key: tuple[str, ...], load: Callable[[], T]) -> T:
         if key not in self._memo:
-            self._memo[key] = await load()
+            self._memo[key] = load()
         return cast(T, self._memo[key])
 
 
@@ -98,26 +81,27 @@ class Replay:
     log_id: str
 
 
-async def receive_postback(
-    conn: AsyncConnection,
-    raw: RawPostback,
+def receive_postback(
+    conn: Connection,
+    received: Received,
     *,
     replay: Replay | None = None,
     reads: SetupReads | None = None,
 ) -> Result:
     started = time.perf_counter()
+    raw = received.raw
     trace = Trace(postback_id=new_id())
     try:
-        result = await _process(conn, raw, trace, replay, reads or SetupReads())
+        result = _process(conn, received, trace, replay, reads or SetupReads())
     except Rejected as exc:
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
     if trace.workspace_id is None:
         # No workspace's log to write it to: counted and sampled for the operator.
-        await record_unmatched(conn, raw, result.reason, trace.secrets)
+        record_unmatched(conn, received, result.reason, trace.secrets)
         return result
     result = replace(result, postback_id=trace.postback_id)
     elapsed_us = int((time.perf_counter() - started) * 1_000_000)
-    await write_log(
+    write_log(
         conn,
         raw,
         trace,
@@ -128,23 +112,22 @@ async def receive_postback(
     return result
 
 
-async def _process(
-    conn: AsyncConnection, raw: RawPostback, trace: Trace, replay: Replay | None, reads: SetupReads
+def _process(
+    conn: Connection, received: Received, trace: Trace, replay: Replay | None, reads: SetupReads
 ) -> Result:
+    raw = received.raw
     try:
         query = _query_tree(raw)
     except Rejected:
         # Still logged in its workspace when its token can be read: a platform's bad field
         # must reach the log its user reads, not the operator's count of unmatched requests.
-        await _identify_workspace(conn, raw, _token_only(raw), replay, trace, reads)
+        _identify_workspace(conn, raw, _token_only(raw), replay, trace, reads)
         raise
-    workspace_id, currency = await _identify_workspace(conn, raw, query, replay, trace, reads)
+    workspace_id, currency = _identify_workspace(conn, raw, query, replay, trace, reads)
     if raw.body_too_large:
         raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
-    payload = merge_query(await _body_tree(raw), {k: v for k, v in query.items() if k != "token"})
-    merchant, looked_up = await _choose_merchant(
-        conn, workspace_id, raw, query, payload, trace, reads
-    )
+    payload = merge_query(_body_tree(received), {k: v for k, v in query.items() if k != "token"})
+    merchant, looked_up = _choose_merchant(conn, workspace_id, raw, query, payload, trace, reads)
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
@@ -162,9 +145,7 @@ async def _process(
         if failure:
             trace.auth_failed = True
             raise Rejected(failure, http_status=401)
-    names = await reads.get(
-        ("event types", workspace_id), lambda: event_type_names(conn, workspace_id)
-    )
+    names = reads.get(("event types", workspace_id), lambda: event_type_names(conn, workspace_id))
     fields = _map(merchant, payload, names)
     trace.fields = fields
     trace.click_id = fields.click_id
@@ -176,14 +157,14 @@ async def _process(
     attribution = (
         looked_up
         if looked_up is not None and looked_up.raw_click_id == fields.click_id
-        else await find_click(conn, workspace_id, fields.click_id)
+        else find_click(conn, workspace_id, fields.click_id)
     )
     trace.campaign_id = attribution.campaign_id
-    return await _record(conn, workspace_id, currency, merchant, fields, attribution, trace, replay)
+    return _record(conn, workspace_id, currency, merchant, fields, attribution, trace, replay)
 
 
-async def _record(
-    conn: AsyncConnection,
+def _record(
+    conn: Connection,
     workspace_id: str,
     default_currency: str,
     merchant: Merchant,
@@ -193,15 +174,19 @@ async def _record(
     replay: Replay | None,
 ) -> Result:
     try:
-        recorded = await record_conversion(
+        recorded = record_conversion(
             conn,
             workspace_id=workspace_id,
             merchant_id=merchant.id,
-            fields=fields,
+            reported=Reported(
+                event_type=fields.event_type,
+                status=Status(fields.status),
+                value=fields.value,
+                currency=fields.currency or default_currency,
+                txid=fields.txid,
+            ),
             attribution=attribution,
-            currency=fields.currency or default_currency,
-            mode=merchant.dedupe_mode,
-            window=timedelta(minutes=merchant.dedupe_window_minutes),
+            dedupe=Dedupe(merchant.dedupe_mode, timedelta(minutes=merchant.dedupe_window_minutes)),
             postback_id=trace.postback_id,
             actor="replay" if replay else "postback",
             now=datetime.now(UTC),
@@ -213,7 +198,7 @@ async def _record(
         recorded.reason,
         conversion_id=recorded.conversion_id,
         event_type=fields.event_type,
-        status=fields.status,
+        status=recorded.status,
         details=recorded.details,
     )
 
@@ -237,15 +222,14 @@ def _token_only(raw: RawPostback) -> Tree:
     return {"token": tokens[0]} if len(tokens) == 1 and is_text(tokens[0]) else {}
 
 
-async def _body_tree(raw: RawPostback) -> Tree:
-    try:
-        return await parse_body_fields(raw.body, raw.content_type)
-    except PayloadError as exc:
-        raise Rejected(str(exc)) from None
+def _body_tree(received: Received) -> Tree:
+    if isinstance(received.body, PayloadError):
+        raise Rejected(str(received.body))
+    return received.body
 
 
-async def _identify_workspace(
-    conn: AsyncConnection,
+def _identify_workspace(
+    conn: Connection,
     raw: RawPostback,
     query: Tree,
     replay: Replay | None,
@@ -255,14 +239,14 @@ async def _identify_workspace(
     """(workspace id, its currency), from the token, else from the custom tracking domain."""
     token = query.get("token")
     if replay is not None:
-        row = (await conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id})).first()
+        row = conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id}).first()
     elif isinstance(token, str) and token:
         trace.secrets.append(token)
-        row = await reads.get(("token", token), lambda: _workspace_by_token(conn, token))
+        row = reads.get(("token", token), lambda: _workspace_by_token(conn, token))
         if row is None:
             raise Rejected("unknown token", http_status=401)
     else:
-        row = (await conn.execute(_WORKSPACE_BY_HOST, {"host": raw.host})).first()
+        row = conn.execute(_WORKSPACE_BY_HOST, {"host": raw.host}).first()
         if row is None:
             raise Rejected(
                 "no workspace token, and the host is no custom tracking domain", http_status=401
@@ -274,8 +258,8 @@ async def _identify_workspace(
     return row.id, row.currency
 
 
-async def _choose_merchant(
-    conn: AsyncConnection,
+def _choose_merchant(
+    conn: Connection,
     workspace_id: str,
     raw: RawPostback,
     query: Tree,
@@ -293,7 +277,7 @@ async def _choose_merchant(
         query.get("merchant") if isinstance(query.get("merchant"), str) else None
     )
     if key:
-        merchant = await reads.get(
+        merchant = reads.get(
             ("merchant key", workspace_id, str(key)),
             lambda: load_merchant(conn, workspace_id, key=str(key)),
         )
@@ -304,9 +288,9 @@ async def _choose_merchant(
     looked_up = None
     click_id = read_field(GENERIC, payload, "click_id")
     if click_id:
-        looked_up, merchant_id = await find_click_and_merchant(conn, workspace_id, click_id)
+        looked_up, merchant_id = find_click_and_merchant(conn, workspace_id, click_id)
         if merchant_id:
-            found = await reads.get(
+            found = reads.get(
                 ("merchant", workspace_id, merchant_id),
                 lambda: load_merchant(conn, workspace_id, merchant_id=merchant_id),
             )
@@ -316,8 +300,8 @@ async def _choose_merchant(
     return GENERIC, looked_up
 
 
-async def _workspace_by_token(conn: AsyncConnection, token: str) -> Row[str, str, str] | None:
-    return (await conn.execute(_WORKSPACE_BY_TOKEN, {"token": token})).first()
+def _workspace_by_token(conn: Connection, token: str) -> Row[str, str, str] | None:
+    return conn.execute(_WORKSPACE_BY_TOKEN, {"token": token}).first()
 
 
 def _ignored_reason(fields: Fields) -> str:

@@ -12,10 +12,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.conversions.outcome import Outcome
 from trilha.errors import InvalidInput, NotFound
 from trilha.postbacks.log import get_log_entry, raw_from_log
-from trilha.postbacks.outcome import Outcome, Result
+from trilha.postbacks.payload import parse_request
 from trilha.postbacks.receive import Replay, receive_postback
+from trilha.postbacks.result import Result
 
 REPLAYABLE = (Outcome.INVALID.value, Outcome.ORPHAN.value)
 MAX_REPLAY = 500
@@ -34,12 +36,9 @@ async def replay_postbacks(
         refusal = replay_refusal(entry)
         if refusal is not None:
             raise InvalidInput({"ids": f"{entry_id}: {refusal}"})
-        raw = raw_from_log(entry, received_at=now)
-        results.append(
-            await receive_postback(
-                conn, raw, replay=Replay(workspace_id=workspace_id, log_id=entry_id)
-            )
-        )
+        received = await parse_request(raw_from_log(entry, received_at=now))
+        replay = Replay(workspace_id=workspace_id, log_id=entry_id)
+        results.append(await conn.run_sync(receive_postback, received, replay=replay))
     return results
 
 

@@ -1,7 +1,7 @@
 """What a sample delivery is: a sale in a platform's words, and the request that platform sends.
 
-Samples feed test postbacks (trilha.postbacks.trial); each platform's lives in
-trilha.postbacks.samples, next to the preset it must pass.
+Samples feed test postbacks (trilha.postbacks.trial); each platform's lives in its module of
+trilha.postbacks.platforms, next to the preset it must pass.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from trilha.postbacks.mapping import MappingError, Merchant, classify
-from trilha.postbacks.preset import Status
+from trilha.conversions.status import Status
 
 Words = tuple[str | None, str | None]  # the platform's (event, status) words
 BRAZIL = ZoneInfo("America/Sao_Paulo")  # the zone Brazilian platforms write local times in
@@ -59,31 +58,6 @@ class Sample:
 def by_status(table: Mapping[Status, Words]) -> Callable[[str, Status], Words | None]:
     """Usual words of a platform whose words depend on the status only."""
     return lambda _event_type, status: table.get(status)
-
-
-def choose_words(merchant: Merchant, sample: Sample, event_type: str, status: Status) -> Words:
-    """Words the merchant's mapping turns into (event_type, status): the platform's usual ones
-    first, then those of each matching rule, the merchant's own rules before the preset's.
-
-    Raises MappingError when no words give them.
-    """
-    usual_event, usual_status = sample.words(event_type, status) or (None, None)
-    candidates = [(usual_event, usual_status)] + [
-        (rule.when_event or usual_event, rule.when_status or usual_status)
-        for rule in (*merchant.rules, *merchant.preset.rules)
-        if (rule.event_type, rule.status) == (event_type, status)
-    ]
-    for event, word in candidates:
-        if (event or word) and _gives(merchant, event, word) == (event_type, status):
-            return event, word
-    raise MappingError(f"no rule of the merchant's mapping gives {event_type} {status}")
-
-
-def _gives(merchant: Merchant, event: str | None, status: str | None) -> tuple[str, str] | None:
-    try:
-        return classify(merchant, event, status)
-    except MappingError:
-        return None
 
 
 def json_request(

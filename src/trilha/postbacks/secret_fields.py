@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from typing import Final
 
 from trilha.postbacks.payload import Tree, get_path
+from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.preset import AuthKind
-from trilha.postbacks.presets import PRESETS
 
 KNOWN_SECRET_FIELDS: Final = tuple(
     sorted(

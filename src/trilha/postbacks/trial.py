@@ -14,18 +14,19 @@ from urllib.parse import urlencode
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.conversions.status import Status
 from trilha.errors import InvalidInput, NotFound
 from trilha.ids import new_id
-from trilha.merchants import load_merchant
+from trilha.merchants import Merchant, load_merchant
 from trilha.money import AmountError, check_currency
 from trilha.postbacks.log import get_log_entry
-from trilha.postbacks.mapping import MappingError
-from trilha.postbacks.outcome import Result
-from trilha.postbacks.preset import Status
+from trilha.postbacks.mapping import MappingError, classify
+from trilha.postbacks.payload import parse_request
+from trilha.postbacks.platforms import SAMPLES
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.receive import receive_postback
-from trilha.postbacks.sample import Sale, choose_words
-from trilha.postbacks.samples import SAMPLES
+from trilha.postbacks.result import Result
+from trilha.postbacks.sample import Sale, Sample, Words
 from trilha.workspaces import Workspace
 
 
@@ -67,7 +68,7 @@ async def send_test_postback(
     source_ip: str,
     now: datetime,
 ) -> Trial:
-    merchant = await load_merchant(conn, workspace.id, merchant_id=merchant_id)
+    merchant = await conn.run_sync(load_merchant, workspace.id, merchant_id=merchant_id)
     if merchant is None:
         raise NotFound("merchant not found")
     sample = SAMPLES[merchant.preset.name]
@@ -103,10 +104,36 @@ async def send_test_postback(
         received_at=now,
         merchant_key=merchant.key,
     )
-    result = await receive_postback(conn, raw)
+    received = await parse_request(raw)
+    result = await conn.run_sync(receive_postback, received)
     entry = await get_log_entry(conn, workspace.id, str(result.postback_id))
     if entry is None:  # receive_postback logs every request, in this very transaction
         raise RuntimeError("the test postback was not logged")
     headers = [(name, value) for name, value in entry["headers"]]
     sent = SentRequest(entry["method"], entry["path"], entry["query"], headers, entry["body"])
     return Trial(result, sent)
+
+
+def choose_words(merchant: Merchant, sample: Sample, event_type: str, status: Status) -> Words:
+    """Words the merchant's mapping turns into (event_type, status): the platform's usual ones
+    first, then those of each matching rule, the merchant's own rules before the preset's.
+
+    Raises MappingError when no words give them.
+    """
+    usual_event, usual_status = sample.words(event_type, status) or (None, None)
+    candidates = [(usual_event, usual_status)] + [
+        (rule.when_event or usual_event, rule.when_status or usual_status)
+        for rule in (*merchant.rules, *merchant.preset.rules)
+        if (rule.event_type, rule.status) == (event_type, status)
+    ]
+    for event, word in candidates:
+        if (event or word) and _gives(merchant, event, word) == (event_type, status):
+            return event, word
+    raise MappingError(f"no rule of the merchant's mapping gives {event_type} {status}")
+
+
+def _gives(merchant: Merchant, event: str | None, status: str | None) -> tuple[str, str] | None:
+    try:
+        return classify(merchant, event, status)
+    except MappingError:
+        return None

@@ -13,15 +13,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, select
+from sqlalchemy import Connection, case, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.driver import insert_row
 from trilha.db.schema import unmatched_postbacks, unmatched_samples
 from trilha.ids import new_id
 from trilha.postbacks.log import header_secrets, mask_headers, secret_masker
-from trilha.postbacks.payload import PayloadError, Tree, pairs_to_tree, parse_body, parse_form
-from trilha.postbacks.raw import RawPostback
+from trilha.postbacks.payload import PayloadError, Received, Tree, pairs_to_tree, parse_form
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
 from trilha.visitors import address_block
 
@@ -49,14 +48,13 @@ def source_of(ip: str) -> str:
     return address_block(ip)[:45]
 
 
-async def record_unmatched(
-    conn: AsyncConnection, raw: RawPostback, reason: str, secrets: list[str]
-) -> None:
+def record_unmatched(conn: Connection, received: Received, reason: str, secrets: list[str]) -> None:
     """Count the request; keep it as a sample if it is among the first of its source's hour.
     ``secrets``: what the pipeline knew to mask (the token it was sent)."""
+    raw = received.raw
     hour = raw.received_at.replace(minute=0, second=0, microsecond=0)
-    source, sources = await _counted_source(conn, hour, source_of(raw.source_ip))
-    requests, sampled = await insert_row(
+    source, sources = _counted_source(conn, hour, source_of(raw.source_ip))
+    requests, sampled = insert_row(
         conn,
         unmatched_postbacks,
         {
@@ -70,27 +68,27 @@ async def record_unmatched(
         returning=_UPSERT,
     )
     if sampled and requests <= SAMPLES_PER_SOURCE:
-        await insert_row(conn, unmatched_samples, await _sample(raw, reason, secrets, source))
+        insert_row(conn, unmatched_samples, _sample(received, reason, secrets, source))
 
 
-async def _counted_source(conn: AsyncConnection, hour: datetime, source: str) -> tuple[str, int]:
+def _counted_source(conn: Connection, hour: datetime, source: str) -> tuple[str, int]:
     """``source`` (or OTHER_SOURCES when the hour already counts MAX_SOURCES others), and how
     many sources the hour counts."""
-    row = (
-        await conn.execute(
-            select(
-                func.count(),
-                func.max(case((unmatched_postbacks.c.source == source, 1), else_=0)),
-            ).where(unmatched_postbacks.c.hour == hour)
-        )
+    row = conn.execute(
+        select(
+            func.count(),
+            func.max(case((unmatched_postbacks.c.source == source, 1), else_=0)),
+        ).where(unmatched_postbacks.c.hour == hour)
     ).one()
     sources, known = int(row[0]), bool(row[1])
     return (OTHER_SOURCES if sources >= MAX_SOURCES and not known else source), sources
 
 
-async def _sample(raw: RawPostback, reason: str, secrets: list[str], source: str) -> dict[str, Any]:
+def _sample(received: Received, reason: str, secrets: list[str], source: str) -> dict[str, Any]:
     """The request, masked whole before it is cut, so that no cut secret is left readable."""
-    query, payload = _tree(raw.query), await _body_tree(raw)
+    raw = received.raw
+    payload = {} if isinstance(received.body, PayloadError) else received.body
+    query = _tree(raw.query)
     hide = secret_masker(
         [
             *secrets,
@@ -124,13 +122,6 @@ async def _sample(raw: RawPostback, reason: str, secrets: list[str], source: str
 def _tree(query: str) -> Tree:
     try:
         return pairs_to_tree(parse_form(query))
-    except PayloadError:
-        return {}
-
-
-async def _body_tree(raw: RawPostback) -> Tree:
-    try:
-        return await parse_body(raw.body, raw.content_type)
     except PayloadError:
         return {}
 

@@ -19,19 +19,19 @@ from functools import partial
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from trilha.db.driver import Cursor, as_async, driver_cursor, run_blocking
+from trilha.db.driver import Cursor, driver_cursor
 from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
-from trilha.postbacks.outcome import Result
-from trilha.postbacks.raw import RawPostback
+from trilha.postbacks.payload import Received
 from trilha.postbacks.receive import SetupReads, receive_postback
+from trilha.postbacks.result import Result
 
 log = logging.getLogger(__name__)
 
 
 class PostbackWriter:
     def __init__(self, writer: BlockingWriter) -> None:
-        self._group: GroupCommit[RawPostback, Result] = GroupCommit(
+        self._group: GroupCommit[Received, Result] = GroupCommit(
             "postback writer", partial(_commit, writer)
         )
 
@@ -41,26 +41,26 @@ class PostbackWriter:
     async def stop(self) -> None:
         await self._group.stop()
 
-    async def receive(self, raw: RawPostback) -> Result:
+    async def receive(self, received: Received) -> Result:
         """Process and store one postback with its log entry; the result once committed."""
-        return await self._group.submit(raw)
+        return await self._group.submit(received)
 
 
-async def _commit(writer: BlockingWriter, batch: list[RawPostback]) -> list[Result | Exception]:
+async def _commit(writer: BlockingWriter, batch: list[Received]) -> list[Result | Exception]:
     def write(conn: Connection) -> list[Result | Exception]:
         reads = SetupReads()
-        return [_in_savepoint(conn, raw, reads) for raw in batch]
+        return [_in_savepoint(conn, received, reads) for received in batch]
 
     return await writer.transaction(write)
 
 
-def _in_savepoint(conn: Connection, raw: RawPostback, reads: SetupReads) -> Result | Exception:
+def _in_savepoint(conn: Connection, received: Received, reads: SetupReads) -> Result | Exception:
     """One postback in a savepoint of the batch's transaction, taken on the driver's cursor:
     SQLAlchemy's nested transaction cost as much as two of the postback's statements."""
     cursor = driver_cursor(conn)
     cursor.execute("SAVEPOINT postback")
     try:
-        result = run_blocking(receive_postback(as_async(conn), raw, reads=reads))
+        result = receive_postback(conn, received, reads=reads)
     except SQLAlchemyError as exc:
         _roll_back(cursor)
         log.error("postback not stored: %s", type(exc).__name__)

@@ -11,7 +11,7 @@ from decimal import Decimal
 from enum import StrEnum
 from zoneinfo import ZoneInfo
 
-from trilha.postbacks.outcome import Outcome
+from trilha.conversions.outcome import Outcome
 from trilha.reconciliation.sales import Sale
 
 

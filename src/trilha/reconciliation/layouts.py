@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Final
 
-from trilha.postbacks.preset import Status
+from trilha.conversions.status import Status
 
 
 class Layout(StrEnum):

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
+from trilha.conversions.status import Status
 from trilha.money import AmountError, check_currency, parse_amount
-from trilha.postbacks.preset import Status
 from trilha.reconciliation.layouts import REQUIRED, Columns, fold, read_status
 from trilha.reconciliation.table import FileError, Table
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.conversions.outcome import Outcome
 from trilha.db.schema import (
     conversions,
     merchants,
@@ -23,7 +24,6 @@ from trilha.db.schema import (
 from trilha.errors import NotFound
 from trilha.ids import new_id
 from trilha.money import from_minor
-from trilha.postbacks.outcome import Outcome
 from trilha.reconciliation.compare import Cause, Evidence, Line, Recorded, Verdict, Window
 from trilha.reconciliation.layouts import Columns, Layout
 

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from trilha.conversions.outcome import Outcome
 from trilha.errors import StorageUnavailable
+from trilha.postbacks.payload import parse_request
 from trilha.postbacks.raw import RawPostback
 from trilha.runtime import Runtime
 from trilha.visitors import client_ip
@@ -25,14 +27,14 @@ def is_postback_path(path: str) -> bool:
 
 async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
     if scope["method"] not in ("GET", "POST"):
-        await send_json(send, 405, {"status": "invalid", "reason": "use GET or POST"})
+        await send_json(send, 405, {"status": Outcome.INVALID, "reason": "use GET or POST"})
         return
     merchant_key = None
     path = scope["path"].rstrip("/")
     if path.startswith("/pb/"):
         merchant_key = path[4:]
         if not MERCHANT_KEY.fullmatch(merchant_key):
-            await send_json(send, 404, {"status": "invalid", "reason": "unknown path"})
+            await send_json(send, 404, {"status": Outcome.INVALID, "reason": "unknown path"})
             return
     settings = runtime.settings
     limit = settings.postback_body_limit
@@ -48,7 +50,7 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
             read = await read_body(receive, limit, timeout=settings.request_body_timeout)
         except TimeoutError:
             reason = f"the body did not arrive within {settings.request_body_timeout:g} s"
-            await send_json(send, 408, {"status": "invalid", "reason": reason}, extra=CLOSE)
+            await send_json(send, 408, {"status": Outcome.INVALID, "reason": reason}, extra=CLOSE)
             return
         if read is None:
             return  # the sender hung up before its body arrived: no one to answer
@@ -73,7 +75,7 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         body_too_large=too_large,
     )
     try:
-        result = await runtime.postbacks.receive(raw)
+        result = await runtime.postbacks.receive(await parse_request(raw))
     except (StorageUnavailable, SQLAlchemyError, OSError):
         await send_json(
             send,

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha import conversion_lookup, conversions
-from trilha.conversion_lookup import ConversionFilter
-from trilha.postbacks.preset import Status
+from trilha.conversions import lookup, orphans
+from trilha.conversions.lookup import ConversionFilter
+from trilha.conversions.status import Status
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.postback_schemas import (
     AttachIn,
@@ -84,17 +84,15 @@ async def _page(
     conn: AsyncConnection, workspace_id: str, where: ConversionFilter, limit: int
 ) -> ConversionPage:
     # One more than asked tells whether another page follows.
-    found = await conversion_lookup.list_conversions(conn, workspace_id, where, limit=limit + 1)
+    found = await lookup.list_conversions(conn, workspace_id, where, limit=limit + 1)
     page = [ConversionOut.of(conversion) for conversion in found[:limit]]
     return ConversionPage(conversions=page, next_before=page[-1].id if len(found) > limit else None)
 
 
 @router.get("/conversions/{conversion_id}", summary="A conversion, with its status history")
 async def get_conversion(conversion_id: str, membership: InWorkspace, conn: Db) -> ConversionDetail:
-    conversion = await conversion_lookup.get_conversion(
-        conn, membership.workspace.id, conversion_id
-    )
-    history = await conversion_lookup.status_history(conn, conversion.id)
+    conversion = await lookup.get_conversion(conn, membership.workspace.id, conversion_id)
+    history = await lookup.status_history(conn, conversion.id)
     return ConversionDetail.with_history(conversion, history)
 
 
@@ -107,9 +105,13 @@ async def attach_orphan(
 ) -> ConversionDetail:
     membership.require(Role.MEMBER)
     workspace_id = membership.workspace.id
-    await conversions.attach_orphan(
-        conn, workspace_id, conversion_id, body.click_id, now=datetime.now(UTC)
+    await conn.run_sync(
+        orphans.attach_orphan,
+        workspace_id,
+        conversion_id,
+        body.click_id,
+        now=datetime.now(UTC),
     )
-    conversion = await conversion_lookup.get_conversion(conn, workspace_id, conversion_id)
-    history = await conversion_lookup.status_history(conn, conversion.id)
+    conversion = await lookup.get_conversion(conn, workspace_id, conversion_id)
+    history = await lookup.status_history(conn, conversion.id)
     return ConversionDetail.with_history(conversion, history)

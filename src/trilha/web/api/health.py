@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
+from trilha.db.engine import answers
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import HealthOut
 
@@ -20,9 +19,6 @@ router = APIRouter(route_class=ApiRoute, tags=["health"])
     responses={503: {"model": HealthOut, "description": "The database does not answer"}},
 )
 async def health(request: Request) -> JSONResponse:
-    try:
-        async with request.app.state.runtime.read_engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-    except (SQLAlchemyError, OSError):
+    if not await answers(request.app.state.runtime.read_engine):
         return JSONResponse({"status": "unavailable", "database": "unreachable"}, status_code=503)
     return JSONResponse({"status": "ok", "database": "ok"})

@@ -7,10 +7,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from trilha.conversions.outcome import Outcome
 from trilha.errors import NotFound
 from trilha.postbacks import replay
 from trilha.postbacks.log import LogFilter, get_log_entry, list_log
-from trilha.postbacks.outcome import Outcome
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.postback_schemas import (
     PostbackDetail,

@@ -12,7 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trilha.conversion_lookup import Conversion, StatusChange
+from trilha.conversions.dedupe import DedupeMode
+from trilha.conversions.lookup import Conversion, StatusChange
+from trilha.conversions.outcome import Outcome
+from trilha.conversions.status import Status
 from trilha.event_types import NAME as EVENT_TYPE_NAME
 from trilha.merchants import (
     KEY,
@@ -23,8 +26,7 @@ from trilha.merchants import (
     MerchantWarning,
 )
 from trilha.money import ValueUnit
-from trilha.postbacks.outcome import Outcome
-from trilha.postbacks.preset import AuthKind, Preset, Status
+from trilha.postbacks.preset import AuthKind, Preset
 from trilha.postbacks.trial import Trial
 from trilha.web.api.schemas import (
     NAME_RULES,
@@ -37,7 +39,6 @@ from trilha.web.api.schemas import (
 )
 
 ValueChoice = Literal["gross", "net"]
-DedupeMode = Literal["txid", "click", "window", "allow_repeats"]
 MERCHANT_KEY_RULES: dict[str, Any] = {"pattern": either_case(KEY.pattern)}
 WINDOW_RULES: dict[str, Any] = {"minimum": 1, "maximum": MAX_WINDOW}
 # Blank (no secret), or MIN_SECRET to MAX_SECRET characters once the spaces around are trimmed.
@@ -82,7 +83,7 @@ class MerchantIn(Input):
         "characters. Write-only: never answered.",
         **SECRET_RULES,
     )
-    dedupe_mode: DedupeMode = "txid"
+    dedupe_mode: DedupeMode = DedupeMode.TXID
     dedupe_window_minutes: int = checked(
         60, description="For dedupe_mode `window`, in minutes.", **WINDOW_RULES
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
 from trilha.web.api.postback_schemas import PresetOut
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS

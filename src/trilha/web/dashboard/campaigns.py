@@ -20,7 +20,7 @@ from trilha.campaigns import (
 )
 from trilha.clicks import preview_offer_url, query_params
 from trilha.custom_domains import list_domains
-from trilha.db.schema import CLICK_IDS, SUBS, UTMS
+from trilha.dimensions import CLICK_IDS, SUBS, UTMS
 from trilha.errors import Conflict, InvalidInput
 from trilha.i18n import Translator
 from trilha.macros import BUILTIN_MACROS

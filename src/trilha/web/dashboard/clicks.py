@@ -11,7 +11,7 @@ from fastapi import APIRouter, Response
 
 from trilha.campaigns import list_sources
 from trilha.click_log import ClickFilter, get_click_detail, list_click_log
-from trilha.db.schema import DIMENSIONS, SUBS
+from trilha.dimensions import DIMENSIONS, SUBS
 from trilha.web.auth import Db
 from trilha.web.dashboard.conversions import workspace_names
 from trilha.web.dashboard.pages import InWorkspace

@@ -11,16 +11,16 @@ from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.campaigns import list_campaigns
-from trilha.conversion_lookup import (
+from trilha.conversions.lookup import (
     ConversionFilter,
     get_conversion,
     list_conversions,
     status_history,
 )
-from trilha.conversions import attach_orphan
+from trilha.conversions.orphans import attach_orphan
+from trilha.conversions.status import Status
 from trilha.errors import InvalidInput
 from trilha.merchants import list_merchants
-from trilha.postbacks.preset import Status
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -68,7 +68,9 @@ async def attach(conversion_id: str, page: InWorkspace, conn: Db) -> Response:
     page.require(Role.MEMBER)
     click_id = (await read_form(page.request))["click_id"].strip()
     try:
-        await attach_orphan(conn, page.workspace.id, conversion_id, click_id, now=datetime.now(UTC))
+        await conn.run_sync(
+            attach_orphan, page.workspace.id, conversion_id, click_id, now=datetime.now(UTC)
+        )
     except InvalidInput as exc:
         values = {"click_id": click_id}
         return await _detail(page, conn, conversion_id, values, field_errors(exc), 422)

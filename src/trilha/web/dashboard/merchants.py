@@ -10,10 +10,11 @@ from typing import Any
 from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from trilha.conversions.dedupe import DedupeMode
+from trilha.conversions.status import Status
 from trilha.errors import Conflict, InvalidInput
 from trilha.event_types import event_type_names
 from trilha.merchants import (
-    DEDUPE_MODES,
     MAX_WINDOW,
     MIN_SECRET,
     RULE_STATUSES,
@@ -25,8 +26,8 @@ from trilha.merchants import (
     update_merchant,
 )
 from trilha.money import ValueUnit
-from trilha.postbacks.preset import FIELDS, Status
-from trilha.postbacks.presets import PRESETS
+from trilha.postbacks.platforms import PRESETS
+from trilha.postbacks.preset import FIELDS
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -191,7 +192,7 @@ def stored_values(merchant: MerchantRow) -> dict[str, Any]:
 
 
 async def _event_types(page: Page, conn: AsyncConnection) -> list[str]:
-    return sorted(await event_type_names(conn, page.workspace.id))
+    return sorted(await conn.run_sync(event_type_names, page.workspace.id))
 
 
 async def merchant_form(
@@ -222,7 +223,7 @@ async def merchant_form(
         "fields": FIELDS,
         "event_types": await _event_types(page, conn),
         "statuses": RULE_STATUSES,
-        "dedupe_modes": DEDUPE_MODES,
+        "dedupe_modes": [mode.value for mode in DedupeMode],
         "max_window": MAX_WINDOW,
         "min_secret": MIN_SECRET,
         "value_units": [unit.value for unit in ValueUnit],

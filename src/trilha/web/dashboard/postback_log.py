@@ -13,10 +13,11 @@ from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import QueryParams
 
+from trilha.conversions.outcome import Outcome
 from trilha.errors import InvalidInput, NotFound
 from trilha.postbacks.log import LogFilter, get_log_entry, list_log
-from trilha.postbacks.outcome import Outcome, Result
 from trilha.postbacks.replay import replay_postbacks, replay_refusal
+from trilha.postbacks.result import Result
 from trilha.validation import is_text
 from trilha.web.auth import Db
 from trilha.web.dashboard.conversions import workspace_names

@@ -1,5 +1,5 @@
 """Traffic sources: which query parameter of a tracking link feeds which click field, with
-presets for Facebook, Google and TikTok."""
+the ad networks' mappings (Facebook, Google, TikTok) to start from."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from fastapi import APIRouter, Response
 
+from trilha.ad_networks import AD_NETWORKS
 from trilha.campaigns import (
     ParamMapping,
     TrafficSource,
@@ -16,9 +17,8 @@ from trilha.campaigns import (
     list_sources,
     update_source,
 )
-from trilha.db.schema import DIMENSIONS
+from trilha.dimensions import DIMENSIONS
 from trilha.errors import Conflict, InvalidInput
-from trilha.source_presets import SOURCE_PRESETS
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -36,13 +36,13 @@ async def source_list(page: InWorkspace, conn: Db) -> Response:
 
 
 @router.get("/w/{workspace_id}/sources/new")
-async def new_source(page: InWorkspace, preset: str = "") -> Response:
+async def new_source(page: InWorkspace, network: str = "") -> Response:
     page.require(Role.MEMBER)
-    chosen = SOURCE_PRESETS.get(preset)
+    chosen = AD_NETWORKS.get(network)
     if chosen is None:
         return _form(page, "", [], {})
     rows = [row.mapping for row in chosen.rows]
-    return _form(page, chosen.name, rows, {}, preset=preset)
+    return _form(page, chosen.name, rows, {}, network=network)
 
 
 @router.get("/w/{workspace_id}/sources/mapping-row")
@@ -111,7 +111,7 @@ def _form(
     errors: dict[str, str],
     source: TrafficSource | None = None,
     *,
-    preset: str = "",
+    network: str = "",
     status_code: int = 200,
 ) -> Response:
     context = {
@@ -123,7 +123,7 @@ def _form(
         "errors": errors,
         "known_fields": ["name", *(key for key in errors if key.startswith("params["))],
         "fields": DIMENSIONS,
-        "presets": SOURCE_PRESETS,
-        "preset": SOURCE_PRESETS.get(preset),
+        "networks": AD_NETWORKS,
+        "network": AD_NETWORKS.get(network),
     }
     return render(page, "dashboard/sources/form.html", context, status_code=status_code)

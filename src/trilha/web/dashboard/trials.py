@@ -8,10 +8,10 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
+from trilha.conversions.status import Status
 from trilha.errors import InvalidInput
 from trilha.merchants import get_merchant
 from trilha.money import AmountError, parse_amount
-from trilha.postbacks.preset import Status
 from trilha.postbacks.trial import Trial, TrialSale, send_test_postback
 from trilha.visitors import client_ip
 from trilha.web.auth import Db

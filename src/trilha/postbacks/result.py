@@ -1,24 +1,11 @@
-"""What became of a postback: exactly one Outcome, with a reason in words."""
+"""A postback's result: its Outcome, the reason in words, and the answer the platform gets."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
-
-class Outcome(StrEnum):
-    CREATED = "created"  # a new conversion on a known click
-    STATUS_CHANGED = "status_changed"  # e.g. pending → approved, approved → refunded
-    DUPLICATE = "duplicate"  # already counted; nothing changed
-    ORPHAN = "orphan"  # a valid conversion whose click id is unknown (kept, attachable later)
-    IGNORED = "ignored"  # valid, but an event the mapping does not count, or an illegal change
-    INVALID = "invalid"  # not usable: see the reason
-
-    @property
-    def is_accepted(self) -> bool:
-        """The platform should not retry: everything but an invalid request."""
-        return self is not Outcome.INVALID
+from trilha.conversions.outcome import Outcome
 
 
 class Rejected(Exception):

@@ -1,0 +1,23 @@
+"""A conversion's status, and the changes a later report may make to it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    APPROVED = "approved"
+    PENDING = "pending"
+    DECLINED = "declined"
+    REFUNDED = "refunded"
+    CHARGEBACK = "chargeback"
+
+
+LEGAL_CHANGES = frozenset(
+    {
+        (Status.PENDING, Status.APPROVED),
+        (Status.PENDING, Status.DECLINED),
+        (Status.APPROVED, Status.REFUNDED),
+        (Status.APPROVED, Status.CHARGEBACK),
+    }
+)

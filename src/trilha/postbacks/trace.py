@@ -1,0 +1,22 @@
+"""What the pipeline learned about a postback on its way, for its log entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trilha.postbacks.mapping import Fields
+
+
+@dataclass
+class Trace:
+    """What the pipeline learned on its way, for the log entry (even when it stops early)."""
+
+    postback_id: str
+    workspace_id: str | None = None
+    merchant_id: str | None = None
+    secrets: list[str] = field(default_factory=list)
+    secret_headers: set[str] = field(default_factory=set)  # stored masked whole
+    auth_failed: bool = False
+    fields: Fields | None = None
+    click_id: str | None = None
+    campaign_id: str | None = None
