@@ -13,14 +13,12 @@ from typing import Any
 from urllib.parse import unquote_plus
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Connection, Dialect, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, Dialect
 
 from trilha.db.bounds import max_lengths
 from trilha.db.driver import Cursor, bind_processors, driver_cursor, driver_sql
 from trilha.db.schema import clicks
 from trilha.dimensions import DIMENSIONS
-from trilha.errors import NotFound
 from trilha.ids import mint_click_id
 from trilha.links import Link
 from trilha.macros import compile_template, unknown_macros
@@ -387,38 +385,3 @@ def preview_offer_url(
         is_unique=True,
     )
     return Preview(offer_url(link, click, params), unknown_macros(template, params))
-
-
-async def list_clicks(
-    conn: AsyncConnection,
-    workspace_id: str,
-    *,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    campaign_id: str | None = None,
-    click_id: str | None = None,
-    before_id: str | None = None,
-    limit: int = 100,
-) -> list[dict[str, Any]]:
-    """Newest first; pass the last id of a page as ``before_id`` for the next page."""
-    query = select(clicks).where(clicks.c.workspace_id == workspace_id)
-    if since is not None:
-        query = query.where(clicks.c.created_at >= since)
-    if until is not None:
-        query = query.where(clicks.c.created_at < until)
-    if campaign_id is not None:
-        query = query.where(clicks.c.campaign_id == campaign_id)
-    if click_id is not None:
-        query = query.where(clicks.c.id == click_id)
-    if before_id is not None:
-        query = query.where(clicks.c.id < before_id)
-    rows = await conn.execute(query.order_by(clicks.c.id.desc()).limit(limit))
-    return [dict(row) for row in rows.mappings()]
-
-
-async def get_click(conn: AsyncConnection, workspace_id: str, click_id: str) -> dict[str, Any]:
-    query = select(clicks).where(clicks.c.workspace_id == workspace_id, clicks.c.id == click_id)
-    row = (await conn.execute(query)).mappings().first()
-    if row is None:
-        raise NotFound("click not found")
-    return dict(row)

@@ -16,6 +16,10 @@ from trilha.macros import BUILTIN_MACROS
 from trilha.merchants import RULE_STATUSES
 from trilha.money import ValueUnit
 from trilha.postbacks.preset import FIELDS
+from trilha.reconciliation.compare import Cause, Verdict
+from trilha.reconciliation.export import COLUMNS as EXPORT_COLUMNS
+from trilha.reconciliation.layouts import REQUIRED
+from trilha.web.dashboard.clicks import DEVICES
 from trilha.workspaces import Role
 
 SOURCE = Path(trilha.__file__).parent
@@ -49,7 +53,12 @@ def _used_keys() -> set[str]:
     keys.update(f"postback_field.{name}" for name in FIELDS)
     keys.update(f"dimension.{name}" for name in DIMENSIONS)
     keys.update(f"error.title_{status}" for status in (401, 403, 404, 409, 422))
-    return {key for key in keys if not key.endswith((".html", ".json", ".py"))}
+    keys.update(f"reconciliation.verdict.{verdict.value}" for verdict in Verdict)
+    keys.update(f"reconciliation.cause.{cause.value}" for cause in Cause)
+    keys.update(f"reconciliation.column.{name}" for name in (*EXPORT_COLUMNS, *REQUIRED))
+    keys.update(f"device.{device}" for device in DEVICES)
+    # A prefix that a template completes ("reconciliation.verdict." ~ v) is no key.
+    return {key for key in keys if not key.endswith((".html", ".json", ".py", "."))}
 
 
 def test_it_has_the_same_texts_in_both_languages() -> None:

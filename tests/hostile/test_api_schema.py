@@ -8,6 +8,7 @@ while hypothesis drives the cases synchronously.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,8 +83,21 @@ class LiveApi:
         sent.pop("cookies")  # always empty: no operation takes a cookie parameter
         if isinstance(sent.get("data"), bytes | str):  # httpx sends raw bodies as content
             sent["content"] = sent.pop("data")
-        response: httpx.Response = self.portal.call(lambda: self.client.request(**sent))
+        if sent.get("files") is not None:
+            sent["files"] = [(name, as_part(part)) for name, part in sent["files"]]
+        request = self.client.build_request(**sent)
+        request.read()  # a multipart body is a stream; the response's check reads it back
+        response: httpx.Response = self.portal.call(lambda: self.client.send(request))
         return response
+
+
+def as_part(part: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A multipart part as httpx sends it: schemathesis writes form fields as ``(None, value)``
+    with values of any JSON type, where httpx takes text or bytes."""
+    filename, value, *rest = part
+    if not isinstance(value, str | bytes):
+        value = json.dumps(value)
+    return (filename, value, *rest)
 
 
 async def start(config: Settings) -> tuple[TrilhaApp, httpx.AsyncClient, AsyncEngine]:

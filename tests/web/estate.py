@@ -16,6 +16,7 @@ from tests.web.sales import click, postback
 from trilha.accounts import create_api_key
 from trilha.event_types import create_event_type
 from trilha.invitations import invite
+from trilha.reconciliation.reconcile import read_upload, reconcile
 from trilha.workspaces import Role, Workspace
 
 _serial = count(1)
@@ -58,6 +59,11 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
     sale = await postback(client, workspace, click_id=click_id, txid="T1", payout="10,00")
     orphan = await postback(client, workspace, click_id="from-email", txid="T2")
     assert (sale["status"], orphan["status"]) == ("created", "orphan")
+    export = read_upload("sales.csv", b"txid,status,value,date\nT1,approved,10,2026-12-01\n")
+    async with db.begin() as conn:
+        reconciliation_id = await conn.run_sync(
+            reconcile, workspace, merchant.id, export, now=now()
+        )
     return Estate(
         owner,
         member,
@@ -76,5 +82,6 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "conversion_id": orphan["conversion_id"],
             "postback_id": sale["postback_id"],
             "entry_id": sale["postback_id"],  # the dashboard's name for a postback log entry
+            "reconciliation_id": reconciliation_id,
         },
     )

@@ -98,6 +98,12 @@ API: dict[str, Access] = {
     f"GET {W}/postbacks": Access.VIEWER,
     f"GET {W}/postbacks/{{postback_id}}": Access.VIEWER,
     f"POST {W}/postbacks/replay": Access.MEMBER,
+    f"GET {W}/merchants/{{merchant_id}}/export-columns": Access.VIEWER,
+    f"PUT {W}/merchants/{{merchant_id}}/export-columns": Access.MEMBER,
+    f"GET {W}/reconciliations": Access.VIEWER,
+    f"POST {W}/reconciliations": Access.MEMBER,
+    f"GET {W}/reconciliations/{{reconciliation_id}}": Access.VIEWER,
+    f"GET {W}/reconciliations/{{reconciliation_id}}/csv": Access.VIEWER,
 }
 
 # A valid body for each API route that takes one, so that what answers is the access check and
@@ -132,6 +138,12 @@ API_BODIES: dict[str, dict[str, Any]] = {
     f"PATCH {W}/event-types/{{event_type_id}}": {"counts_as_revenue": True},
     f"POST {W}/conversions/{{conversion_id}}/attach": {"click_id": "$click_id"},
     f"POST {W}/postbacks/replay": {"ids": ["$postback_id"]},
+    f"PUT {W}/merchants/{{merchant_id}}/export-columns": {
+        "txid": "Pedido",
+        "status": "Situação",
+        "value": "Total",
+        "sold_at": "Data",
+    },
 }
 
 D = "/w/{workspace_id}"
@@ -169,12 +181,18 @@ DASHBOARD: dict[str, Access] = {
     f"POST {D}/merchants/{{merchant_id}}": Access.MEMBER,
     f"POST {D}/merchants/{{merchant_id}}/delete": Access.MEMBER,
     f"POST {D}/merchants/{{merchant_id}}/test": Access.MEMBER,
+    f"GET {D}/clicks": Access.VIEWER,
+    f"GET {D}/clicks/{{click_id}}": Access.VIEWER,
     f"GET {D}/conversions": Access.VIEWER,
     f"GET {D}/conversions/{{conversion_id}}": Access.VIEWER,
     f"POST {D}/conversions/{{conversion_id}}/attach": Access.MEMBER,
     f"GET {D}/postbacks": Access.VIEWER,
     f"POST {D}/postbacks/replay": Access.MEMBER,
     f"GET {D}/postbacks/{{entry_id}}": Access.VIEWER,
+    f"GET {D}/reconciliation": Access.VIEWER,
+    f"POST {D}/reconciliation": Access.MEMBER,
+    f"GET {D}/reconciliation/{{reconciliation_id}}": Access.VIEWER,
+    f"GET {D}/reconciliation/{{reconciliation_id}}/csv": Access.VIEWER,
     f"GET {D}/domains": Access.VIEWER,
     f"POST {D}/domains": Access.MEMBER,
     f"POST {D}/domains/{{domain_id}}/delete": Access.MEMBER,
@@ -203,6 +221,15 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/members/{{user_id}}/role": {"role": "viewer"},
     f"POST {D}/api-keys": {"name": "laptop"},
 }
+
+# Routes whose body is a multipart form with a file: the file sent with their body (or form).
+SALES_CSV = b"txid,status,value,date\nT1,approved,10.00,2026-12-01 10:00\n"
+UPLOADS: dict[str, tuple[str, bytes]] = {
+    f"POST {W}/reconciliations": ("sales.csv", SALES_CSV),
+    f"POST {D}/reconciliation": ("sales.csv", SALES_CSV),
+}
+API_BODIES[f"POST {W}/reconciliations"] = {"merchant_id": "$merchant_id"}
+DASHBOARD_FORMS[f"POST {D}/reconciliation"] = {"merchant_id": "$merchant_id"}
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")  # in a path
 BODY_ID = re.compile(r"\$(\w+)")  # in a body, where {click_id} is a macro
@@ -285,6 +312,11 @@ async def call(
 ) -> httpx.Response:
     path = fill(route.path, ids)
     body = fill_body(route.body, ids)
+    upload = UPLOADS.get(route.key)
+    if upload is not None:
+        headers = (who.api if route.is_api else who.dashboard) if who else {}
+        files = {"file": upload}
+        return await client.request(route.method, path, data=body, files=files, headers=headers)
     if route.is_api:
         headers = who.api if who else {}
         return await client.request(route.method, path, json=body, headers=headers)

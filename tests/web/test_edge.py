@@ -22,7 +22,8 @@ from trilha.app import TrilhaApp
 from trilha.db.engine import is_sqlite
 from trilha.db.schema import postback_log, traffic_sources
 from trilha.web.auth import SESSION_COOKIE
-from trilha.web.edge import ANONYMOUS_BODY_LIMIT, body_limit
+from trilha.web.edge import ANONYMOUS_BODY_LIMIT
+from trilha.web.limits import body_limit
 from trilha.workspaces import Workspace
 
 MIB = 1024 * 1024

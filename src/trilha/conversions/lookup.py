@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -147,3 +148,20 @@ def _conversion(row: Any) -> Conversion:
         status_changed_at=row.status_changed_at,
         attached_at=row.attached_at,
     )
+
+
+async def conversions_of_clicks(
+    conn: AsyncConnection, workspace_id: str, click_ids: Sequence[str]
+) -> dict[str, list[Conversion]]:
+    """The conversions on each of ``click_ids`` (through ix_conversions_click), oldest first."""
+    if not click_ids:
+        return {}
+    rows = await conn.execute(
+        select(conversions)
+        .where(conversions.c.click_id.in_(click_ids), conversions.c.workspace_id == workspace_id)
+        .order_by(conversions.c.created_at, conversions.c.id)
+    )
+    found: dict[str, list[Conversion]] = {}
+    for row in rows:
+        found.setdefault(row.click_id, []).append(_conversion(row))
+    return found

@@ -474,3 +474,33 @@ click_sub1_days = Table(
     Column("unique_clicks", Integer, nullable=False),
     Column("bot_clicks", Integer, nullable=False),
 )
+
+# How a merchant's sales export names the columns reconciliation reads ({"txid": "Transação",
+# ...}): chosen once, on the first upload, and used for every upload after.
+reconciliation_columns = Table(
+    "reconciliation_columns",
+    metadata,
+    Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="CASCADE"), primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("layout", String(16), nullable=False),
+    Column("columns", JSON, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
+)
+
+# One uploaded sales export compared with the conversions: its lines as they were found then
+# (bounded by the upload's row limit), so that the result reads and downloads the same later.
+reconciliations = Table(
+    "reconciliations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
+    Column("filename", String(200), nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("window_start", Timestamp),
+    Column("window_end", Timestamp),
+    Column("counts", JSON, nullable=False),
+    Column("bad_rows", JSON, nullable=False),
+    Column("lines", JSON, nullable=False),
+    Index("ix_reconciliations_workspace_time", "workspace_id", "created_at"),
+)

@@ -8,9 +8,7 @@ body timeout. Slow, huge or anonymous bodies thus never hold a transaction, nor 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import StrEnum
-from typing import TypeVar
 from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request, Response
@@ -22,13 +20,11 @@ from trilha.web.asgi import Receive, Scope, Send, read_body, replay_body
 from trilha.web.auth import SAFE_METHODS, verify_caller
 from trilha.web.dashboard.responses import error_page, login_redirect
 from trilha.web.errors import trilha_error
+from trilha.web.limits import BODY_LIMIT
 
 ANONYMOUS_PATHS = ("/login", "/setup/", "/invite/", "/language")
 ANONYMOUS_BODY_LIMIT = 16 * 1024  # a sign-in or setup form, with room to spare
-BODY_LIMIT = "trilha_body_limit"  # the attribute body_limit() sets on an endpoint
 CLOSE = {"connection": "close"}  # the rest of a refused body is not read
-
-Endpoint = TypeVar("Endpoint", bound=Callable[..., object])
 
 
 class RouteKind(StrEnum):
@@ -43,17 +39,6 @@ def route_kind(path: str) -> RouteKind:
     if path.startswith(ANONYMOUS_PATHS):
         return RouteKind.ANONYMOUS
     return RouteKind.DASHBOARD
-
-
-def body_limit(limit: int) -> Callable[[Endpoint], Endpoint]:
-    """Let a route accept bodies of up to ``limit`` bytes (an upload, say) instead of
-    TRILHA_REQUEST_BODY_LIMIT; put it under the route's decorator."""
-
-    def mark(endpoint: Endpoint) -> Endpoint:
-        setattr(endpoint, BODY_LIMIT, limit)
-        return endpoint
-
-    return mark
 
 
 class Edge:

@@ -11,6 +11,7 @@ from trilha.web.api import (
     conversions,
     domains,
     event_types,
+    export_columns,
     health,
     invitations,
     macros,
@@ -19,6 +20,7 @@ from trilha.web.api import (
     merchants,
     postback_log,
     presets,
+    reconciliations,
     reports,
     sources,
     workspaces,
@@ -41,6 +43,8 @@ RESOURCES = (
     conversions,
     postback_log,
     reports,
+    reconciliations,
+    export_columns,
 )
 
 # Authentication itself happens in trilha.web.auth.api_user; this only tells OpenAPI about it.

@@ -462,13 +462,6 @@ class ClickOut(Answer):
     params: dict[str, str] = Field(description="Other query parameters of the tracking link.")
 
 
-class ClickPage(BaseModel):
-    clicks: list[ClickOut] = Field(description="Newest first.")
-    next_before: str | None = Field(
-        description="Pass as `before` for the next page; null on the last page."
-    )
-
-
 class PreviewIn(Input):
     template: str = checked(
         description="An offer URL with macros, e.g. https://x.test/?s={sub1}", **URL_RULES
