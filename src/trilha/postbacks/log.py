@@ -19,6 +19,7 @@ from trilha.db.schema import postback_log
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.result import Result
 from trilha.postbacks.trace import Trace
+from trilha.privacy.masking import mask_patterns
 
 MASK = "********"
 # Shorter secrets are masked only where they are a whole value (a query or form value, a JSON
@@ -57,14 +58,23 @@ def mask(text: str, secrets: list[str]) -> str:
     return secret_masker(secrets)(text)
 
 
-def secret_masker(secrets: list[str]) -> Callable[[str], str]:
-    """``mask`` with the secrets compiled once, for the many fields of one log entry."""
-    return _masker(tuple(sorted(set(secrets))))
+def secret_masker(
+    secrets: list[str], *, buyer_values: list[str] | None = None
+) -> Callable[[str], str]:
+    """``mask`` with the secrets compiled once, for the many fields of one log entry.
+
+    With ``buyer_values`` (a list, even empty), buyers' personal data is masked too: those
+    values, and whatever looks like an e-mail, a CPF, a CNPJ or a phone (trilha.privacy).
+    """
+    hide = _masker(tuple(sorted(set(secrets))))
+    if buyer_values is None:
+        return hide
+    # Not cached: each buyer is seen once or twice, and would push the secrets out of the cache.
+    hide_buyer = _compile_masker(tuple(sorted(set(buyer_values))))
+    return lambda text: mask_patterns(hide_buyer(hide(text)))
 
 
-@lru_cache(maxsize=MASKER_CACHE_SIZE)
-def _masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
-    # Most postbacks of a workspace carry the same secrets (its token, a merchant's key).
+def _compile_masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
     spellings = {
         (spelling, len(secret) < WHOLE_VALUE_BELOW)
         for secret in secrets
@@ -80,6 +90,10 @@ def _masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
         )
     )
     return lambda text: pattern.sub(MASK, text)
+
+
+# Most postbacks of a workspace carry the same secrets (its token, a merchant's key).
+_masker = lru_cache(maxsize=MASKER_CACHE_SIZE)(_compile_masker)
 
 
 def _spellings(secret: str) -> set[str]:
@@ -119,7 +133,10 @@ def write_log(
     processing_us: int,
     replay_of: str | None,
 ) -> None:
-    hide = secret_masker([*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)])
+    hide = secret_masker(
+        [*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)],
+        buyer_values=None if trace.keeps_buyer_data else trace.buyer_values,
+    )
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
     insert_row(

@@ -20,3 +20,5 @@ class Trace:
     fields: Fields | None = None
     click_id: str | None = None
     campaign_id: str | None = None
+    keeps_buyer_data: bool = False  # the workspace's choice; off: masked in the log
+    buyer_values: list[str] = field(default_factory=list)  # masked wherever they appear
