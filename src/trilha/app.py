@@ -6,7 +6,8 @@ import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from trilha import __version__
@@ -74,5 +75,11 @@ def create_app(settings: Settings | None = None) -> TrilhaApp:
     install_error_handlers(web)
     web.include_router(api_router)
     web.mount("/static", StaticFiles(packages=[("trilha", "static")]), name="static")
+    web.add_route("/favicon.ico", _favicon, include_in_schema=False)
     web.include_router(dashboard_router, include_in_schema=False)
     return TrilhaApp(runtime, web)
+
+
+async def _favicon(_request: Request) -> Response:
+    """Where browsers look for the icon of a page that names none (a JSON answer, say)."""
+    return RedirectResponse("/static/favicon.svg", status_code=301)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
@@ -16,15 +17,28 @@ from trilha.ids import new_id
 
 NAME = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
 
-# name: (counts as a conversion, counts as revenue)
-BUILTIN: dict[str, tuple[bool, bool]] = {
-    "LEAD": (True, False),
-    "SALE": (True, True),
-    "UPSELL": (True, True),
-    "REBILL": (True, True),
-    "REGISTRATION": (True, False),
-    "FTD": (True, True),
-    "DEPOSIT": (True, True),
+
+class BuiltinEvent(StrEnum):
+    """The event types every workspace starts with; users add their own beside them."""
+
+    LEAD = "LEAD"
+    SALE = "SALE"
+    UPSELL = "UPSELL"
+    REBILL = "REBILL"
+    REGISTRATION = "REGISTRATION"
+    FTD = "FTD"  # a first deposit: counted once per click, whatever the dedupe mode
+    DEPOSIT = "DEPOSIT"
+
+
+# event type: (counts as a conversion, counts as revenue)
+BUILTIN: dict[BuiltinEvent, tuple[bool, bool]] = {
+    BuiltinEvent.LEAD: (True, False),
+    BuiltinEvent.SALE: (True, True),
+    BuiltinEvent.UPSELL: (True, True),
+    BuiltinEvent.REBILL: (True, True),
+    BuiltinEvent.REGISTRATION: (True, False),
+    BuiltinEvent.FTD: (True, True),
+    BuiltinEvent.DEPOSIT: (True, True),
 }
 
 

@@ -124,5 +124,14 @@ def to_minor(amount: Decimal, currency: str) -> int:
     return int(scaled)
 
 
+def rounded(amount: Decimal, currency: str) -> Decimal:
+    """The amount in the currency's minor unit, as logs and answers show it.
+
+    >>> rounded(Decimal("97.5"), "BRL"), rounded(Decimal("500"), "JPY")
+    (Decimal('97.50'), Decimal('500'))
+    """
+    return amount.quantize(Decimal(1).scaleb(-MINOR_DIGITS.get(currency, 2)))
+
+
 def from_minor(minor: int, currency: str) -> Decimal:
     return Decimal(minor).scaleb(-MINOR_DIGITS.get(currency, 2))

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_domain, make_source, make_workspace
 from tests.web.callers import make_member, make_owner
+from tests.web.sales import create_merchant
 from trilha.db.schema import campaigns
 from trilha.workspaces import Role
 
@@ -275,3 +276,34 @@ async def test_it_answers_404_for_a_campaign_of_another_workspace(
     assert responses[0].json() == {"detail": "campaign not found"}
     [row] = await fetch_all(db, campaigns, id=theirs.id)
     assert row["name"] == "Theirs"
+
+
+async def test_it_sets_changes_and_clears_a_campaigns_merchant(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    hotmart = await create_merchant(client, owner, workspace, key="hotmart", preset="hotmart")
+    kiwify = await create_merchant(client, owner, workspace, key="kiwify", preset="kiwify")
+    other_owner, other = await make_owner(db)
+    foreign = await create_merchant(client, other_owner, other, key="theirs", preset="generic")
+
+    created = await client.post(
+        campaigns_url(workspace.id),
+        json={"name": "LP", "slug": "lp", "offer_url": OFFER, "merchant_id": hotmart["id"]},
+        headers=owner.headers,
+    )
+    url = f"{campaigns_url(workspace.id)}/{created.json()['id']}"
+    changed = await client.patch(url, json={"merchant_id": kiwify["id"]}, headers=owner.headers)
+    refused = await client.patch(url, json={"merchant_id": foreign["id"]}, headers=owner.headers)
+    stored_before_clearing = (await fetch_all(db, campaigns))[0]["merchant_id"]
+    cleared = await client.patch(url, json={"merchant_id": None}, headers=owner.headers)
+
+    assert created.status_code == 201
+    assert created.json()["merchant_id"] == hotmart["id"]
+    assert changed.json()["merchant_id"] == kiwify["id"]
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {"merchant_id": "no such merchant in this workspace"}
+    assert stored_before_clearing == kiwify["id"]
+    assert cleared.json()["merchant_id"] is None
+    [row] = await fetch_all(db, campaigns)
+    assert row["merchant_id"] is None

@@ -51,6 +51,27 @@ async def test_it_creates_a_merchant_and_never_answers_its_secret(
     assert row["secret"] == SECRET
 
 
+async def test_it_answers_a_new_merchant_with_the_postback_url_to_paste(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+
+    response = await client.post(
+        merchants_url(workspace.id),
+        json={"key": "loja", "name": "Loja", "preset": "hotmart", "secret": SECRET},
+        headers=owner.headers,
+    )
+
+    assert response.status_code == 201
+    created = response.json()
+    assert created["postback_url"] == f"http://testserver/pb/loja?token={workspace.postback_token}"
+    assert created["setup"] == PRESETS["hotmart"].setup
+    shown = await client.get(
+        f"{merchants_url(workspace.id)}/{created['id']}", headers=owner.headers
+    )
+    assert shown.json() == created
+
+
 async def test_it_lists_merchants_by_name_without_token_or_secret(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:

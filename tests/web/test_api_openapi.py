@@ -27,6 +27,7 @@ ROUTES = {
     ("PATCH", WS),
     ("DELETE", WS),
     ("POST", f"{WS}/postback-token/rotate"),
+    ("POST", f"{WS}/buyers/forget"),
     ("GET", f"{WS}/members"),
     ("POST", f"{WS}/members"),
     ("PATCH", f"{WS}/members/{{user_id}}"),
@@ -65,6 +66,7 @@ ROUTES = {
     ("GET", f"{WS}/conversions"),
     ("GET", f"{WS}/conversions/{{conversion_id}}"),
     ("POST", f"{WS}/conversions/{{conversion_id}}/attach"),
+    ("DELETE", f"{WS}/conversions/{{conversion_id}}"),
     ("GET", f"{WS}/orphans"),
     ("GET", f"{WS}/postbacks"),
     ("GET", f"{WS}/postbacks/{{postback_id}}"),
@@ -141,7 +143,7 @@ def is_complete(operation: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize(("method", "path"), sorted(ROUTES))
 def test_it_documents_each_route(method: str, path: str) -> None:
-    assert f"`{method} {path}`" in DOCS.read_text()
+    assert f"`{method} {PREFIX}{path}`" in DOCS.read_text()
 
 
 # (schema, field, the rule it states, POST path under the workspace ("" for /api/v1 itself),

@@ -78,7 +78,7 @@ async def test_it_shows_a_postback_as_received_with_its_secrets_masked(
     assert (entry["event_type"], entry["status"], entry["value"], entry["currency"]) == (
         "SALE",
         "approved",
-        "97.0",
+        "97.00",
         "BRL",
     )
     assert entry["query"] == f"token={MASK}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-FIRST_DEPOSIT = "FTD"  # counted once per click, whatever the mode
+from trilha.event_types import BuiltinEvent
 
 
 class DedupeMode(StrEnum):
@@ -26,7 +26,7 @@ def dedupe_key(
     >>> dedupe_key(DedupeMode.ALLOW_REPEATS, "FTD", "T1", "c1", "p1")
     'ftd:c1'
     """
-    if event_type == FIRST_DEPOSIT:
+    if event_type == BuiltinEvent.FTD:
         return f"ftd:{raw_click_id}"
     if mode in (DedupeMode.TXID, DedupeMode.ALLOW_REPEATS) and txid:
         return f"tx:{txid}"

@@ -22,7 +22,7 @@ from trilha.conversions.status import LEGAL_CHANGES, Status
 from trilha.db.driver import insert_row
 from trilha.db.schema import conversion_status_history, conversions
 from trilha.ids import new_id
-from trilha.money import from_minor, to_minor
+from trilha.money import from_minor, rounded, to_minor
 from trilha.privacy.hashes import NO_BUYER, BuyerHashes
 
 
@@ -52,6 +52,7 @@ class Recorded:
     outcome: Outcome
     reason: str
     conversion_id: str
+    status: Status  # the conversion's, once recorded: an ignored change leaves it as it was
     details: dict[str, Any]
 
 
@@ -110,7 +111,7 @@ def record_conversion(
         _append_history(conn, conversion_id, None, reported.status, postback_id, actor, now)
         outcome = Outcome.CREATED if attribution.click_id else Outcome.ORPHAN
         reason = "" if attribution.click_id else "no click with this id (yet); kept as an orphan"
-        return Recorded(outcome, reason, conversion_id, {})
+        return Recorded(outcome, reason, conversion_id, reported.status, {})
     existing = _by_key(conn, workspace_id, key)
     return _repeat(conn, existing, reported, value_minor, postback_id, actor, now)
 
@@ -132,12 +133,14 @@ def _repeat(
     if (value_minor, reported.currency) != (existing.value_minor, existing.currency):
         details["stored_value"] = str(from_minor(existing.value_minor, existing.currency))
         details["stored_currency"] = existing.currency
-        details["received_value"] = str(reported.value)
+        details["received_value"] = str(rounded(reported.value, reported.currency))
     if reported.status == existing.status:
-        return Recorded(Outcome.DUPLICATE, "already recorded", existing.id, details)
+        return Recorded(
+            Outcome.DUPLICATE, "already recorded", existing.id, Status(existing.status), details
+        )
     if (existing.status, reported.status) not in LEGAL_CHANGES:
         reason = f"illegal status change {existing.status} → {reported.status}; ignored"
-        return Recorded(Outcome.IGNORED, reason, existing.id, details)
+        return Recorded(Outcome.IGNORED, reason, existing.id, Status(existing.status), details)
     changed = conn.execute(
         update(conversions)
         .where(conversions.c.id == existing.id, conversions.c.status == existing.status)
@@ -147,9 +150,8 @@ def _repeat(
         current = _by_key(conn, existing.workspace_id, existing.dedupe_key)
         return _repeat(conn, current, reported, value_minor, postback_id, actor, now)
     _append_history(conn, existing.id, existing.status, reported.status, postback_id, actor, now)
-    return Recorded(
-        Outcome.STATUS_CHANGED, f"{existing.status} → {reported.status}", existing.id, details
-    )
+    reason = f"{existing.status} → {reported.status}"
+    return Recorded(Outcome.STATUS_CHANGED, reason, existing.id, reported.status, details)
 
 
 def _by_key(conn: Connection, workspace_id: str, key: str) -> Any:

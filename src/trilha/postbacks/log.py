@@ -16,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.driver import insert_row
 from trilha.db.schema import postback_log
+from trilha.money import rounded
+from trilha.postbacks.mapping import Fields
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.result import Result
 from trilha.postbacks.trace import Trace
@@ -163,7 +165,7 @@ def write_log(
             "txid": fields.txid if fields else None,
             "event_type": fields.event_type if fields else None,
             "status": fields.status if fields else None,
-            "value": str(fields.value) if fields else None,
+            "value": _value(fields, trace.currency),
             "currency": fields.currency if fields else None,
             "details": {**result.details, **_mapping_details(fields)},
             "processing_us": processing_us,
@@ -172,7 +174,15 @@ def write_log(
     )
 
 
-def _mapping_details(fields: Any) -> dict[str, str]:
+def _value(fields: Fields | None, default_currency: str | None) -> str | None:
+    """The value read, in its currency's minor unit."""
+    if fields is None:
+        return None
+    currency = fields.currency or default_currency
+    return str(fields.value if currency is None else rounded(fields.value, currency))
+
+
+def _mapping_details(fields: Fields | None) -> dict[str, str]:
     if fields is None:
         return {}
     words = {

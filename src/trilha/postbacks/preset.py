@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Final
 
 from trilha.conversions.status import Status
+from trilha.event_types import BuiltinEvent
 from trilha.money import ValueUnit
 from trilha.postbacks.payload import Tree
 
@@ -49,24 +50,24 @@ FIELDS = ("click_id", "event", "status", "value", "net_value", "currency", "txid
 
 # Words platforms and people use for our event types and statuses.
 EVENT_WORDS: Final[Mapping[str, str]] = {
-    "venda": "SALE",
-    "sale": "SALE",
-    "purchase": "SALE",
-    "compra": "SALE",
-    "lead": "LEAD",
-    "upsell": "UPSELL",
-    "rebill": "REBILL",
-    "renovacao": "REBILL",
-    "ftd": "FTD",
-    "first_deposit": "FTD",
-    "deposit": "DEPOSIT",
-    "dep": "DEPOSIT",
-    "redeposit": "DEPOSIT",
-    "deposito": "DEPOSIT",
-    "registration": "REGISTRATION",
-    "reg": "REGISTRATION",
-    "signup": "REGISTRATION",
-    "cadastro": "REGISTRATION",
+    "venda": BuiltinEvent.SALE,
+    "sale": BuiltinEvent.SALE,
+    "purchase": BuiltinEvent.SALE,
+    "compra": BuiltinEvent.SALE,
+    "lead": BuiltinEvent.LEAD,
+    "upsell": BuiltinEvent.UPSELL,
+    "rebill": BuiltinEvent.REBILL,
+    "renovacao": BuiltinEvent.REBILL,
+    "ftd": BuiltinEvent.FTD,
+    "first_deposit": BuiltinEvent.FTD,
+    "deposit": BuiltinEvent.DEPOSIT,
+    "dep": BuiltinEvent.DEPOSIT,
+    "redeposit": BuiltinEvent.DEPOSIT,
+    "deposito": BuiltinEvent.DEPOSIT,
+    "registration": BuiltinEvent.REGISTRATION,
+    "reg": BuiltinEvent.REGISTRATION,
+    "signup": BuiltinEvent.REGISTRATION,
+    "cadastro": BuiltinEvent.REGISTRATION,
 }
 STATUS_WORDS: Final[Mapping[str, str]] = {
     **dict.fromkeys(
@@ -123,7 +124,7 @@ class Preset:
     value_unit: ValueUnit = ValueUnit.DECIMAL
     auth: AuthKind = AuthKind.NONE
     auth_param: str = ""  # header name, or query parameter, for the HMAC kinds
-    default_event: str = "SALE"
+    default_event: str = BuiltinEvent.SALE
     # What the amounts are in when the platform sends no currency field: Monetizze, Braip and
     # Ticto sell in reais only, so the workspace's own currency would be wrong outside BRL.
     currency: str | None = None

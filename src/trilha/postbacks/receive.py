@@ -217,7 +217,7 @@ def _record(
         recorded.reason,
         conversion_id=recorded.conversion_id,
         event_type=reported.event_type,
-        status=reported.status,
+        status=recorded.status,
         details=recorded.details,
     )
 
@@ -274,6 +274,7 @@ def _identify_workspace(
         raise Rejected("the workspace no longer exists")
     trace.workspace_id = row.id
     trace.keeps_buyer_data = row.keeps_buyer_data
+    trace.currency = row.currency
     trace.secrets.append(row.postback_token)
     return row.id, row.currency
 

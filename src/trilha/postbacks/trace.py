@@ -13,6 +13,7 @@ class Trace:
 
     postback_id: str
     workspace_id: str | None = None
+    currency: str | None = None  # the workspace's, for amounts sent without one
     merchant_id: str | None = None
     secrets: list[str] = field(default_factory=list)
     secret_headers: set[str] = field(default_factory=set)  # stored masked whole

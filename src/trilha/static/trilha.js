@@ -7,6 +7,23 @@
       .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
   }
 
+  // Without the clipboard API: copy the selected text, and leave it selected so that Ctrl+C
+  // works where even that is refused.
+  function copyBySelecting(text, done) {
+    var holder = document.createElement("span");
+    holder.textContent = text;
+    holder.style.position = "fixed";
+    holder.style.opacity = "0";
+    document.body.appendChild(holder);
+    var range = document.createRange();
+    range.selectNodeContents(holder);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    try { document.execCommand("copy"); } catch (refused) { /* the text stays selected */ }
+    done();
+  }
+
   document.addEventListener("click", function (event) {
     var copy = event.target.closest("[data-copy]");
     if (copy) {
@@ -16,7 +33,11 @@
         setTimeout(function () { copy.textContent = label; }, 1500);
       };
       if (navigator.clipboard) {
-        navigator.clipboard.writeText(copy.dataset.copy).then(done, function () {});
+        navigator.clipboard.writeText(copy.dataset.copy).then(done, function () {
+          copyBySelecting(copy.dataset.copy, done);
+        });
+      } else {
+        copyBySelecting(copy.dataset.copy, done);  // plain HTTP on an address other than localhost
       }
       return;
     }

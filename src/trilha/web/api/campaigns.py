@@ -49,6 +49,7 @@ async def create_campaign(
         host=body.host,
         offer_url=body.offer_url,
         source_id=body.source_id,
+        merchant_id=body.merchant_id,
         status=body.status,
         fallback_url=body.fallback_url,
         now=datetime.now(UTC),

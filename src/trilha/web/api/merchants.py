@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from trilha import merchants
 from trilha.postbacks import trial
 from trilha.postbacks.platforms import PRESETS
+from trilha.settings import Settings
 from trilha.visitors import client_ip
 from trilha.web.api.dependencies import AppSettings, InWorkspace
 from trilha.web.api.postback_schemas import (
@@ -22,7 +23,7 @@ from trilha.web.api.postback_schemas import (
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, CONFLICT, NOT_FOUND
 from trilha.web.auth import Db
-from trilha.workspaces import Role
+from trilha.workspaces import Membership, Role
 
 router = APIRouter(
     route_class=ApiRoute,
@@ -38,13 +39,20 @@ async def list_merchants(membership: InWorkspace, conn: Db) -> list[MerchantOut]
     return [MerchantOut.of(merchant) for merchant in found]
 
 
-@router.post("", status_code=201, summary="Create a merchant from a preset", responses=CONFLICT)
-async def create_merchant(body: MerchantIn, membership: InWorkspace, conn: Db) -> MerchantOut:
+@router.post(
+    "",
+    status_code=201,
+    summary="Create a merchant from a preset; the answer holds its postback URL",
+    responses=CONFLICT,
+)
+async def create_merchant(
+    body: MerchantIn, membership: InWorkspace, conn: Db, settings: AppSettings
+) -> MerchantDetail:
     membership.require(Role.MEMBER)
     merchant = await merchants.create_merchant(
         conn, membership.workspace.id, now=datetime.now(UTC), **body.model_dump(mode="json")
     )
-    return MerchantOut.of(merchant)
+    return _detail(merchant, membership, settings)
 
 
 @router.get("/{merchant_id}", summary="A merchant, with its postback URL and setup steps")
@@ -52,6 +60,14 @@ async def get_merchant(
     merchant_id: str, membership: InWorkspace, conn: Db, settings: AppSettings
 ) -> MerchantDetail:
     merchant = await merchants.get_merchant(conn, membership.workspace.id, merchant_id)
+    return _detail(merchant, membership, settings)
+
+
+def _detail(
+    merchant: merchants.MerchantRow, membership: Membership, settings: Settings
+) -> MerchantDetail:
+    """The merchant with its setup steps, and its postback URL (which holds the workspace's
+    token) for members and owners."""
     can_see_token = membership.role.allows(Role.MEMBER)
     return MerchantDetail(
         **MerchantOut.of(merchant).model_dump(),

@@ -374,6 +374,9 @@ class CampaignIn(Input):
     host: str = HOST_FIELD
     offer_url: str = checked(description=OFFER_URL, **URL_RULES)
     source_id: str | None = None
+    merchant_id: str | None = Field(
+        None, description="The merchant whose postbacks land on its clicks by default."
+    )
     status: CampaignStatus = CampaignStatus.ACTIVE
     fallback_url: str | None = checked(
         None, description="Where visitors go while it is paused.", **URL_RULES
@@ -381,12 +384,13 @@ class CampaignIn(Input):
 
 
 class CampaignPatch(Patch):
-    NULLABLE = frozenset({"source_id", "fallback_url"})
+    NULLABLE = frozenset({"source_id", "merchant_id", "fallback_url"})
     name: str | None = checked(None, **CAMPAIGN_NAME_RULES)
     slug: str | None = checked(None, **SLUG_RULES)
     host: str | None = None
     offer_url: str | None = checked(None, description=OFFER_URL, **URL_RULES)
     source_id: str | None = None
+    merchant_id: str | None = None
     status: CampaignStatus | None = None
     fallback_url: str | None = checked(None, **URL_RULES)
 
@@ -398,6 +402,7 @@ class CampaignOut(Answer):
     host: str
     offer_url: str
     source_id: str | None
+    merchant_id: str | None
     status: CampaignStatus
     fallback_url: str | None
     created_at: UtcDatetime

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from trilha.conversions.dedupe import DedupeMode
 from trilha.conversions.status import Status
 from trilha.errors import Conflict, InvalidInput
-from trilha.event_types import event_type_names
+from trilha.event_types import BuiltinEvent, event_type_names
 from trilha.merchants import (
     MAX_WINDOW,
     MIN_SECRET,
@@ -39,7 +39,7 @@ SETTINGS = ("name", "key", "preset", "value_choice", "value_unit", "dedupe_mode"
 RULE_PARTS = ("when_event", "when_status", "event_type", "status")
 NEW_TRIAL = {
     "click_id": "",
-    "event_type": "SALE",
+    "event_type": BuiltinEvent.SALE,
     "status": "approved",
     "value": "97,00",
     "txid": "",
