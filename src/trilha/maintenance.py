@@ -1,6 +1,6 @@
 """Background upkeep of a serving process: attach orphans whose click appeared, trim the log,
 the counts of unmatched postbacks and of sign-in attempts, look again at custom domains' DNS
-records."""
+records, empty old postback payloads."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from trilha.custom_domains import DomainPolicy, recheck_domains
 from trilha.login_limits import purge_attempts
 from trilha.postbacks.log import purge_log
 from trilha.postbacks.unmatched import MAX_SOURCES, count_unmatched, purge_unmatched
+from trilha.privacy.buyers import purge_payloads
 from trilha.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,7 @@ PURGE_EVERY = 360  # orphan rounds: once an hour
 
 async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
     retention = timedelta(days=settings.postback_log_retention_days)
+    payload_retention = timedelta(days=settings.postback_payload_retention_days)
     unmatched_retention = timedelta(hours=settings.unmatched_retention_hours)
     domains = DomainPolicy.from_settings(settings)
     rounds = 0
@@ -38,6 +40,8 @@ async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
                 attached = await conn.run_sync(attach_orphans, now=datetime.now(UTC))
                 if rounds % PURGE_EVERY == 0:
                     await purge_log(conn, older_than=datetime.now(UTC) - retention)
+                    now = datetime.now(UTC)
+                    await conn.run_sync(purge_payloads, older_than=now - payload_retention, now=now)
                     await report_unmatched(conn, retention=unmatched_retention)
                     await purge_attempts(conn, now=datetime.now(UTC))
         except (SQLAlchemyError, OSError) as exc:

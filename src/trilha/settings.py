@@ -61,6 +61,13 @@ class Settings(BaseSettings):
     postback_log_retention_days: int = Field(
         90, ge=1, le=3650, description="Days the postback log keeps each request."
     )
+    postback_payload_retention_days: int = Field(
+        30,
+        ge=1,
+        le=3650,
+        description="Days the postback log keeps each request's payload (query, headers, body), "
+        "where buyers' data may be; the entry's outcome, reason and fields stay.",
+    )
     unmatched_retention_hours: int = Field(
         72,
         ge=1,

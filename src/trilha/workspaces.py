@@ -45,6 +45,7 @@ class Workspace:
     postback_token: str
     fallback_url: str | None
     created_at: datetime
+    keeps_buyer_data: bool = False  # off: buyers' data is masked in stored payloads
 
     def postback_url(self, public_url: str) -> str:
         """The URL sales platforms send postbacks to; it holds the secret token."""
@@ -136,8 +137,11 @@ async def update_workspace(
     currency: str | None = None,
     fallback_url: str | None = None,
     clear_fallback_url: bool = False,
+    keeps_buyer_data: bool | None = None,
 ) -> Workspace:
     values: dict[str, object] = {}
+    if keeps_buyer_data is not None:
+        values["keeps_buyer_data"] = keeps_buyer_data
     if name is not None:
         values["name"] = require_text(name, "name", max_length=NAME_MAX)
     if timezone is not None:

@@ -95,6 +95,8 @@ API: dict[str, Access] = {
     f"GET {W}/orphans": Access.VIEWER,
     f"GET {W}/conversions/{{conversion_id}}": Access.VIEWER,
     f"POST {W}/conversions/{{conversion_id}}/attach": Access.MEMBER,
+    f"DELETE {W}/conversions/{{conversion_id}}": Access.MEMBER,
+    f"POST {W}/buyers/forget": Access.OWNER,
     f"GET {W}/postbacks": Access.VIEWER,
     f"GET {W}/postbacks/{{postback_id}}": Access.VIEWER,
     f"POST {W}/postbacks/replay": Access.MEMBER,
@@ -144,6 +146,7 @@ API_BODIES: dict[str, dict[str, Any]] = {
         "value": "Total",
         "sold_at": "Data",
     },
+    f"POST {W}/buyers/forget": {"email": "ana@example.com"},
 }
 
 D = "/w/{workspace_id}"
@@ -186,6 +189,7 @@ DASHBOARD: dict[str, Access] = {
     f"GET {D}/conversions": Access.VIEWER,
     f"GET {D}/conversions/{{conversion_id}}": Access.VIEWER,
     f"POST {D}/conversions/{{conversion_id}}/attach": Access.MEMBER,
+    f"POST {D}/conversions/{{conversion_id}}/delete": Access.MEMBER,
     f"GET {D}/postbacks": Access.VIEWER,
     f"POST {D}/postbacks/replay": Access.MEMBER,
     f"GET {D}/postbacks/{{entry_id}}": Access.VIEWER,
@@ -200,6 +204,8 @@ DASHBOARD: dict[str, Access] = {
     f"GET {D}/settings": Access.VIEWER,
     f"POST {D}/settings": Access.OWNER,
     f"POST {D}/settings/postback-token": Access.OWNER,
+    f"POST {D}/settings/privacy": Access.OWNER,
+    f"POST {D}/settings/forget-buyer": Access.OWNER,
     f"GET {D}/event-types": Access.VIEWER,
     f"POST {D}/event-types": Access.MEMBER,
     f"POST {D}/event-types/{{event_type_id}}": Access.MEMBER,
@@ -219,6 +225,7 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/conversions/{{conversion_id}}/attach": {"click_id": "$click_id"},
     f"POST {D}/postbacks/replay": {"ids": ["$postback_id"]},
     f"POST {D}/members/{{user_id}}/role": {"role": "viewer"},
+    f"POST {D}/settings/forget-buyer": {"buyer": "ana@example.com"},
     f"POST {D}/api-keys": {"name": "laptop"},
 }
 

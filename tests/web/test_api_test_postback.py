@@ -189,3 +189,31 @@ async def test_a_member_may_send_tests_to_their_workspaces_merchants_only(
     assert allowed.json()["outcome"] == "orphan"
     assert foreign.status_code == 404
     assert len(await fetch_all(db, postback_log)) == 1
+
+
+async def test_a_test_conversion_is_marked_and_only_it_can_be_deleted(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    merchant = await create_merchant(client, owner, workspace, key="loja", preset="generic")
+    _, click_id = await click(client, db, workspace)
+    test = (await send_test(client, owner, workspace, merchant, click_id=click_id)).json()
+    real = await client.get(
+        "/pb", params={"token": workspace.postback_token, "click_id": click_id, "txid": "R1"}
+    )
+    url = f"/api/v1/workspaces/{workspace.id}/conversions"
+
+    listed = {
+        c["id"]: c["is_test"]
+        for c in (await client.get(url, headers=owner.headers)).json()["conversions"]
+    }
+    refused = await client.delete(f"{url}/{real.json()['conversion_id']}", headers=owner.headers)
+    deleted = await client.delete(f"{url}/{test['conversion_id']}", headers=owner.headers)
+
+    assert listed == {test["conversion_id"]: True, real.json()["conversion_id"]: False}
+    assert refused.status_code == 409
+    assert deleted.status_code == 204
+    assert [c["id"] for c in await fetch_all(db, conversions)] == [real.json()["conversion_id"]]
+    assert len(await fetch_all(db, postback_log)) == 2  # the log keeps what was sent
+    gone = await client.delete(f"{url}/{test['conversion_id']}", headers=owner.headers)
+    assert gone.status_code == 404

@@ -46,6 +46,7 @@ class Conversion:
     created_at: datetime
     status_changed_at: datetime
     attached_at: datetime | None
+    is_test: bool  # made by "send test postback": never counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,7 @@ def _conversion(row: Any) -> Conversion:
         created_at=row.created_at,
         status_changed_at=row.status_changed_at,
         attached_at=row.attached_at,
+        is_test=row.is_test,
     )
 
 

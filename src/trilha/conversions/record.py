@@ -23,6 +23,7 @@ from trilha.db.driver import insert_row
 from trilha.db.schema import conversion_status_history, conversions
 from trilha.ids import new_id
 from trilha.money import from_minor, rounded, to_minor
+from trilha.privacy.hashes import NO_BUYER, BuyerHashes
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,8 @@ class Reported:
     value: Decimal
     currency: str
     txid: str | None
+    buyer: BuyerHashes = NO_BUYER  # kept on a new conversion, never its data in clear
+    is_test: bool = False  # made by "send test postback": shown as a test, never counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,9 @@ def record_conversion(
             "value_minor": value_minor,
             "currency": reported.currency,
             "txid": reported.txid,
+            "buyer_email_sha256": reported.buyer.email_sha256,
+            "buyer_phone_sha256": reported.buyer.phone_sha256,
+            "is_test": reported.is_test,
             "dedupe_key": key,
             "created_at": now,
             "status_changed_at": now,

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.engine import Dialect
@@ -142,6 +143,8 @@ workspaces = Table(
     Column("postback_token", String(64), nullable=False, unique=True),
     Column("fallback_url", Text),
     Column("created_at", Timestamp, nullable=False),
+    # Off (the default): buyers' personal data is masked in stored payloads (trilha.privacy).
+    Column("keeps_buyer_data", Boolean, nullable=False, server_default=false()),
 )
 
 memberships = Table(
@@ -336,6 +339,11 @@ conversions = Table(
     Column("created_at", Timestamp, nullable=False),
     Column("status_changed_at", Timestamp, nullable=False),
     Column("attached_at", Timestamp),
+    # Normalised SHA-256 of the buyer's e-mail and phone, what conversion APIs match on; the
+    # buyer's data itself is never kept here (trilha.privacy).
+    Column("buyer_email_sha256", String(64)),
+    Column("buyer_phone_sha256", String(64)),
+    Column("is_test", Boolean, nullable=False, server_default=false()),  # "send test postback"
     UniqueConstraint("workspace_id", "dedupe_key"),
     CheckConstraint(STATUSES, name="status"),
     Index("ix_conversions_workspace_time", "workspace_id", "created_at"),
@@ -393,6 +401,8 @@ postback_log = Table(
     Column("details", JSON, nullable=False),
     Column("processing_us", Integer, nullable=False),
     Column("replay_of", ID),
+    # Set when the retention (or "forget this buyer") emptied query, headers and body.
+    Column("payload_purged_at", Timestamp),
     Index("ix_postback_log_workspace_time", "workspace_id", "received_at"),
     Index("ix_postback_log_received", "received_at"),
 )

@@ -21,6 +21,7 @@ from trilha.postbacks.mapping import Fields
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.result import Result
 from trilha.postbacks.trace import Trace
+from trilha.privacy.masking import mask_patterns
 
 MASK = "********"
 # Shorter secrets are masked only where they are a whole value (a query or form value, a JSON
@@ -59,14 +60,42 @@ def mask(text: str, secrets: list[str]) -> str:
     return secret_masker(secrets)(text)
 
 
-def secret_masker(secrets: list[str]) -> Callable[[str], str]:
-    """``mask`` with the secrets compiled once, for the many fields of one log entry."""
-    return _masker(tuple(sorted(set(secrets))))
+def secret_masker(
+    secrets: list[str], *, buyer_values: list[str] | None = None
+) -> Callable[[str], str]:
+    """``mask`` with the secrets compiled once, for the many fields of one log entry.
+
+    With ``buyer_values`` (a list, even empty), buyers' personal data is masked too: those
+    values, and whatever looks like an e-mail, a CPF, a CNPJ or a phone (trilha.privacy).
+    """
+    hide = _masker(tuple(sorted(set(secrets))))
+    if buyer_values is None:
+        return hide
+    spellings = sorted(
+        {spelling for value in buyer_values for spelling in _buyer_spellings(value)},
+        key=len,
+        reverse=True,
+    )
+    return lambda text: mask_patterns(_replace_all(hide(text), spellings))
 
 
-@lru_cache(maxsize=MASKER_CACHE_SIZE)
-def _masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
-    # Most postbacks of a workspace carry the same secrets (its token, a merchant's key).
+def _buyer_spellings(value: str) -> set[str]:
+    """A buyer's value as sent, JSON-escaped and form-encoded: fewer spellings than a secret's,
+    as a value missed here is most often still caught by pattern, and each costs a search."""
+    return {value, json.dumps(value)[1:-1], quote_plus(value), quote(value, safe="")}
+
+
+def _replace_all(text: str, values: list[str]) -> str:
+    """Every value replaced wherever it is, longest first. Plain replacing, not one compiled
+    pattern as for secrets: each buyer is seen once or twice, and compiling cost more than the
+    rest of the postback."""
+    for value in values:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def _compile_masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
     spellings = {
         (spelling, len(secret) < WHOLE_VALUE_BELOW)
         for secret in secrets
@@ -82,6 +111,10 @@ def _masker(secrets: tuple[str, ...]) -> Callable[[str], str]:
         )
     )
     return lambda text: pattern.sub(MASK, text)
+
+
+# Most postbacks of a workspace carry the same secrets (its token, a merchant's key).
+_masker = lru_cache(maxsize=MASKER_CACHE_SIZE)(_compile_masker)
 
 
 def _spellings(secret: str) -> set[str]:
@@ -121,7 +154,10 @@ def write_log(
     processing_us: int,
     replay_of: str | None,
 ) -> None:
-    hide = secret_masker([*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)])
+    hide = secret_masker(
+        [*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)],
+        buyer_values=None if trace.keeps_buyer_data else trace.buyer_values,
+    )
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields
     insert_row(

@@ -42,12 +42,20 @@ from trilha.postbacks.result import Rejected, Result
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
 from trilha.postbacks.trace import Trace
 from trilha.postbacks.unmatched import record_unmatched
+from trilha.privacy.buyer_fields import ALL_FIELDS, buyer_fields
+from trilha.privacy.hashes import read_buyer_hashes
+from trilha.privacy.masking import buyer_values
 from trilha.validation import is_text
 
 T = TypeVar("T")
 
 # Built once: SQLAlchemy then compiles each only once, and the hot path skips building them.
-_WORKSPACE = select(workspaces.c.id, workspaces.c.currency, workspaces.c.postback_token)
+_WORKSPACE = select(
+    workspaces.c.id,
+    workspaces.c.currency,
+    workspaces.c.postback_token,
+    workspaces.c.keeps_buyer_data,
+)
 _WORKSPACE_BY_ID = _WORKSPACE.where(workspaces.c.id == bindparam("id"))
 _WORKSPACE_BY_TOKEN = _WORKSPACE.where(workspaces.c.postback_token == bindparam("token"))
 # Only verified domains name a workspace; the literal status lets the partial index serve it.
@@ -87,12 +95,14 @@ def receive_postback(
     *,
     replay: Replay | None = None,
     reads: SetupReads | None = None,
+    is_test: bool = False,
 ) -> Result:
+    """``is_test``: a "send test postback" (trilha.postbacks.trial), its conversion marked so."""
     started = time.perf_counter()
     raw = received.raw
     trace = Trace(postback_id=new_id())
     try:
-        result = _process(conn, received, trace, replay, reads or SetupReads())
+        result = _process(conn, received, trace, replay, reads or SetupReads(), is_test)
     except Rejected as exc:
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
     if trace.workspace_id is None:
@@ -113,7 +123,12 @@ def receive_postback(
 
 
 def _process(
-    conn: Connection, received: Received, trace: Trace, replay: Replay | None, reads: SetupReads
+    conn: Connection,
+    received: Received,
+    trace: Trace,
+    replay: Replay | None,
+    reads: SetupReads,
+    is_test: bool,
 ) -> Result:
     raw = received.raw
     try:
@@ -127,10 +142,12 @@ def _process(
     if raw.body_too_large:
         raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
     payload = merge_query(_body_tree(received), {k: v for k, v in query.items() if k != "token"})
+    trace.buyer_values = buyer_values(payload, ALL_FIELDS)
     merchant, looked_up = _choose_merchant(conn, workspace_id, raw, query, payload, trace, reads)
     trace.merchant_id = merchant.id
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
+        trace.buyer_values = buyer_values(payload, ALL_FIELDS)
     _note_secrets(trace, merchant, payload, query)
     if not merchant.allows_ip(raw.source_ip):
         raise Rejected(f"IP {raw.source_ip} is not in the merchant's allowlist", http_status=403)
@@ -159,15 +176,23 @@ def _process(
         else find_click(conn, workspace_id, fields.click_id)
     )
     trace.campaign_id = attribution.campaign_id
-    return _record(conn, workspace_id, currency, merchant, fields, attribution, trace, replay)
+    reported = Reported(
+        event_type=fields.event_type,
+        status=Status(fields.status),
+        value=fields.value,
+        currency=fields.currency or currency,
+        txid=fields.txid,
+        buyer=read_buyer_hashes(payload, buyer_fields(merchant.preset.name)),
+        is_test=is_test,
+    )
+    return _record(conn, workspace_id, merchant, reported, attribution, trace, replay)
 
 
 def _record(
     conn: Connection,
     workspace_id: str,
-    default_currency: str,
     merchant: Merchant,
-    fields: Fields,
+    reported: Reported,
     attribution: Attribution,
     trace: Trace,
     replay: Replay | None,
@@ -177,13 +202,7 @@ def _record(
             conn,
             workspace_id=workspace_id,
             merchant_id=merchant.id,
-            reported=Reported(
-                event_type=fields.event_type,
-                status=Status(fields.status),
-                value=fields.value,
-                currency=fields.currency or default_currency,
-                txid=fields.txid,
-            ),
+            reported=reported,
             attribution=attribution,
             dedupe=Dedupe(merchant.dedupe_mode, timedelta(minutes=merchant.dedupe_window_minutes)),
             postback_id=trace.postback_id,
@@ -196,7 +215,7 @@ def _record(
         recorded.outcome,
         recorded.reason,
         conversion_id=recorded.conversion_id,
-        event_type=fields.event_type,
+        event_type=reported.event_type,
         status=recorded.status,
         details=recorded.details,
     )
@@ -253,6 +272,7 @@ def _identify_workspace(
     if row is None:
         raise Rejected("the workspace no longer exists")
     trace.workspace_id = row.id
+    trace.keeps_buyer_data = row.keeps_buyer_data
     trace.currency = row.currency
     trace.secrets.append(row.postback_token)
     return row.id, row.currency
@@ -300,7 +320,7 @@ def _choose_merchant(
     return GENERIC, looked_up
 
 
-def _workspace_by_token(conn: Connection, token: str) -> Row[str, str, str] | None:
+def _workspace_by_token(conn: Connection, token: str) -> Row[str, str, str, bool] | None:
     return conn.execute(_WORKSPACE_BY_TOKEN, {"token": token}).first()
 
 

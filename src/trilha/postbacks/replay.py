@@ -48,6 +48,8 @@ def replay_refusal(entry: Mapping[str, Any]) -> str | None:
         return "only invalid or orphan entries can be replayed"
     if entry["auth_failed"]:
         return "it failed the merchant's secret check"
+    if entry.get("payload_purged_at") is not None:
+        return "its payload was purged (retention, or a forgotten buyer)"
     if entry["body_truncated"]:
         return "its body was too large to keep whole"
     return None

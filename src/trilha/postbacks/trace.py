@@ -22,3 +22,5 @@ class Trace:
     read: dict[str, str] = field(default_factory=dict)  # as sent, when the mapping failed
     click_id: str | None = None
     campaign_id: str | None = None
+    keeps_buyer_data: bool = False  # the workspace's choice; off: masked in the log
+    buyer_values: list[str] = field(default_factory=list)  # masked wherever they appear

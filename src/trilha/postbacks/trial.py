@@ -105,7 +105,7 @@ async def send_test_postback(
         merchant_key=merchant.key,
     )
     received = await parse_request(raw)
-    result = await conn.run_sync(receive_postback, received)
+    result = await conn.run_sync(receive_postback, received, is_test=True)
     entry = await get_log_entry(conn, workspace.id, str(result.postback_id))
     if entry is None:  # receive_postback logs every request, in this very transaction
         raise RuntimeError("the test postback was not logged")

@@ -22,6 +22,8 @@ from trilha.ids import new_id
 from trilha.postbacks.log import header_secrets, mask_headers, secret_masker
 from trilha.postbacks.payload import PayloadError, Received, Tree, pairs_to_tree, parse_form
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
+from trilha.privacy.buyer_fields import ALL_FIELDS
+from trilha.privacy.masking import buyer_values
 from trilha.visitors import address_block
 
 SAMPLES_PER_SOURCE = 3  # each hour
@@ -94,7 +96,8 @@ def _sample(received: Received, reason: str, secrets: list[str], source: str) ->
             *secrets,
             *values_at(KNOWN_SECRET_FIELDS, payload, query),
             *header_secrets(raw.headers, KNOWN_SECRET_HEADERS),
-        ]
+        ],
+        buyer_values=buyer_values(payload, ALL_FIELDS),
     )
     body = raw.body.decode("utf-8", "replace").replace("\x00", "")
     return {

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from trilha.conversions import lookup, orphans
 from trilha.conversions.lookup import ConversionFilter
 from trilha.conversions.status import Status
+from trilha.conversions.tests import delete_test_conversion as delete_test_conversion_row
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.postback_schemas import (
     AttachIn,
@@ -94,6 +95,16 @@ async def get_conversion(conversion_id: str, membership: InWorkspace, conn: Db) 
     conversion = await lookup.get_conversion(conn, membership.workspace.id, conversion_id)
     history = await lookup.status_history(conn, conversion.id)
     return ConversionDetail.with_history(conversion, history)
+
+
+@router.delete(
+    "/conversions/{conversion_id}",
+    status_code=204,
+    summary='Delete a test conversion (one "send test postback" made); others are kept',
+)
+async def delete_test_conversion(conversion_id: str, membership: InWorkspace, conn: Db) -> None:
+    membership.require(Role.MEMBER)
+    await conn.run_sync(delete_test_conversion_row, membership.workspace.id, conversion_id)
 
 
 @router.post(

@@ -205,6 +205,7 @@ class ConversionOut(Answer):
     created_at: UtcDatetime
     status_changed_at: UtcDatetime
     attached_at: UtcDatetime | None = Field(description="When an orphan found its click.")
+    is_test: bool = Field(description='Made by "send test postback": never counted, and deletable.')
 
     @classmethod
     def of(cls, conversion: Conversion) -> ConversionOut:
@@ -233,6 +234,19 @@ class ConversionDetail(ConversionOut):
 class ConversionPage(BaseModel):
     conversions: list[ConversionOut] = Field(description="Newest first.")
     next_before: str | None = NEXT_BEFORE
+
+
+class ForgetBuyerIn(Input):
+    email: str | None = Field(None, max_length=320, description="The buyer's e-mail.")
+    cpf: str | None = Field(
+        None, max_length=40, description="The buyer's CPF or CNPJ, with or without punctuation."
+    )
+
+
+class ForgottenOut(Answer):
+    log_entries: int = Field(description="Postback log entries whose payload was emptied.")
+    conversions: int = Field(description="Conversions whose buyer hashes were erased.")
+    unmatched_samples: int = Field(description="Samples of unmatched postbacks deleted.")
 
 
 class AttachIn(Input):
@@ -268,6 +282,11 @@ class PostbackDetail(PostbackOut):
     headers: list[tuple[str, str]] = Field(description="[name, value] pairs, secrets masked.")
     body: str = Field(description="The body as text, secrets masked.")
     body_truncated: bool = Field(description="Only the first 256 KiB of the body were kept.")
+    payload_purged_at: UtcDatetime | None = Field(
+        None,
+        description="When query, headers and body were emptied (the payload retention, or a "
+        "forgotten buyer); the entry's outcome, reason and fields stay.",
+    )
     details: dict[str, Any] = Field(description="E.g. the stored value a duplicate differed by.")
 
 

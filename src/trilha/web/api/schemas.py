@@ -191,6 +191,18 @@ class WorkspacePatch(Patch):
     timezone: str | None = None
     currency: str | None = checked(None, **CURRENCY_RULES)
     fallback_url: str | None = checked(None, **URL_RULES)
+    keeps_buyer_data: bool | None = Field(
+        None,
+        description="true: keep buyers' personal data in clear in stored payloads (see the "
+        "answer's privacy_warning); false, the default: mask it.",
+    )
+
+
+KEEPS_BUYER_DATA_WARNING = (
+    "buyers' personal data (e-mail, name, phone, CPF/CNPJ, address) is kept in clear in the "
+    "postback log until the payload retention; under the LGPD the workspace must have a legal "
+    "basis for keeping it"
+)
 
 
 class WorkspaceOut(Answer):
@@ -201,6 +213,12 @@ class WorkspaceOut(Answer):
     fallback_url: str | None
     created_at: UtcDatetime
     role: Role = Field(description="Your role in the workspace.")
+    keeps_buyer_data: bool = Field(
+        False, description="Whether buyers' personal data is kept in clear (default: masked)."
+    )
+    privacy_warning: str | None = Field(
+        None, description="Set while buyers' personal data is kept in clear."
+    )
 
     @classmethod
     def of(cls, membership: Membership) -> WorkspaceOut:
@@ -213,6 +231,8 @@ class WorkspaceOut(Answer):
             fallback_url=workspace.fallback_url,
             created_at=workspace.created_at,
             role=membership.role,
+            keeps_buyer_data=workspace.keeps_buyer_data,
+            privacy_warning=KEEPS_BUYER_DATA_WARNING if workspace.keeps_buyer_data else None,
         )
 
 

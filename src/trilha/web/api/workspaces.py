@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 from fastapi import APIRouter
 
 from trilha import workspaces
+from trilha.privacy import buyers
 from trilha.web.api.dependencies import AppSettings, InWorkspace
+from trilha.web.api.postback_schemas import ForgetBuyerIn, ForgottenOut
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import (
     AUTH_ERRORS,
@@ -66,6 +68,7 @@ async def update_workspace(body: WorkspacePatch, membership: InWorkspace, conn: 
         currency=body.currency,
         fallback_url=body.fallback_url,
         clear_fallback_url="fallback_url" in body.model_fields_set,
+        keeps_buyer_data=body.keeps_buyer_data,
     )
     return WorkspaceOut.of(Membership(workspace, membership.role))
 
@@ -76,6 +79,24 @@ async def update_workspace(body: WorkspacePatch, membership: InWorkspace, conn: 
 async def delete_workspace(membership: InWorkspace, conn: Db) -> None:
     membership.require(Role.OWNER)
     await workspaces.delete_workspace(conn, membership.workspace)
+
+
+@router.post(
+    ONE + "/buyers/forget",
+    summary="Forget a buyer, by e-mail or CPF/CNPJ (owner): erase them from the log's payloads, "
+    "their conversions' hashes and unmatched samples",
+    responses=NOT_FOUND,
+)
+async def forget_buyer(body: ForgetBuyerIn, membership: InWorkspace, conn: Db) -> ForgottenOut:
+    membership.require(Role.OWNER)
+    forgotten = await conn.run_sync(
+        buyers.forget_buyer,
+        membership.workspace.id,
+        email=body.email,
+        cpf=body.cpf,
+        now=datetime.now(UTC),
+    )
+    return ForgottenOut.model_validate(forgotten)
 
 
 @router.post(

@@ -19,6 +19,7 @@ from trilha.conversions.lookup import (
 )
 from trilha.conversions.orphans import attach_orphan
 from trilha.conversions.status import Status
+from trilha.conversions.tests import delete_test_conversion
 from trilha.errors import InvalidInput
 from trilha.merchants import list_merchants
 from trilha.web.auth import Db
@@ -76,6 +77,13 @@ async def attach(conversion_id: str, page: InWorkspace, conn: Db) -> Response:
         return await _detail(page, conn, conversion_id, values, field_errors(exc), 422)
     url = f"/w/{page.workspace.id}/conversions/{conversion_id}"
     return redirect(page, url, "conversions.attached", click_id=click_id)
+
+
+@router.post("/w/{workspace_id}/conversions/{conversion_id}/delete")
+async def delete_test(conversion_id: str, page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.MEMBER)
+    await conn.run_sync(delete_test_conversion, page.workspace.id, conversion_id)
+    return redirect(page, f"/w/{page.workspace.id}/conversions", "conversions.test_deleted")
 
 
 async def workspace_names(page: Page, conn: AsyncConnection) -> dict[str, dict[str, str]]:

@@ -3,6 +3,7 @@ token; the members and the caller's API keys, whose forms live in members.py and
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from trilha.accounts import list_api_keys
 from trilha.errors import InvalidInput
 from trilha.invitations import list_invitations
+from trilha.privacy.buyers import forget_buyer
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -47,6 +49,32 @@ async def save_settings(page: InWorkspace, conn: Db) -> Response:
         context = {"values": values, "errors": field_errors(exc)}
         return await render_settings(page, conn, context, status_code=422)
     return redirect(page, settings_url(page), "settings.saved")
+
+
+@router.post("/w/{workspace_id}/settings/privacy")
+async def save_privacy(page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.OWNER)
+    form = await read_form(page.request)
+    keeps = form["keeps_buyer_data"] == "on"
+    await update_workspace(conn, page.workspace, keeps_buyer_data=keeps)
+    return redirect(page, settings_url(page, "#privacy"), "settings.saved")
+
+
+@router.post("/w/{workspace_id}/settings/forget-buyer")
+async def forget(page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.OWNER)
+    buyer = (await read_form(page.request))["buyer"].strip()
+    named = {"email": buyer} if "@" in buyer else {"cpf": buyer}
+    try:
+        forgotten = await conn.run_sync(
+            forget_buyer, page.workspace.id, **named, now=datetime.now(UTC)
+        )
+    except InvalidInput as exc:
+        errors = {"buyer": next(iter(field_errors(exc).values()))}
+        context = {"forget_values": {"buyer": buyer}, "forget_errors": errors}
+        return await render_settings(page, conn, context, status_code=422)
+    counts = {name: str(value) for name, value in asdict(forgotten).items()}
+    return redirect(page, settings_url(page, "#privacy"), "privacy.forgotten", **counts)
 
 
 @router.post("/w/{workspace_id}/settings/postback-token")
