@@ -458,6 +458,7 @@ def _conversions_of_day(
                 "dedupe_key": f"tx:{txid}",
                 "created_at": created,
                 "status_changed_at": steps[-1][1],
+                "is_test": False,
             }
         )
         previous = None

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -97,6 +97,20 @@ class Translator:
         """
         number = self.number(Decimal(amount), MINOR_DIGITS.get(currency, 2))
         return f"{CURRENCY_SYMBOLS.get(currency, currency)} {number}"
+
+    def logged_amount(self, value: str | None, currency: str) -> str:
+        """A postback log's value: money when it was read as one, else as it was sent.
+
+        >>> t = translator("pt-BR")
+        >>> [t.logged_amount(value, "BRL") for value in ("97.00", "x", None)]
+        ['R$ 97,00', 'x', '—']
+        """
+        if not value:
+            return "—"
+        try:
+            return self.money(Decimal(value), currency)
+        except InvalidOperation:
+            return value
 
     def when(self, moment: datetime, timezone: str) -> str:
         """A moment on a workspace's clock, day first in Portuguese."""

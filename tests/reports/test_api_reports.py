@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_campaign
 from tests.web.callers import make_owner
-from tests.web.sales import click, postback
+from tests.web.sales import click, create_merchant, postback
 from trilha.campaigns import Campaign
 
 IPHONE = (
@@ -161,3 +161,24 @@ async def test_it_refuses_bad_levels_filters_and_periods_with_422(
     ):
         response = await client.get(url, params=params, headers=owner.headers)
         assert response.status_code == 422, (params, response.text)
+
+
+async def test_a_test_postback_never_counts(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace, name="Launch")
+    sold = await visit(client, campaign, 1)
+    merchant = await create_merchant(client, owner, workspace, key="hotmart", preset="hotmart")
+    trial = await client.post(
+        f"/api/v1/workspaces/{workspace.id}/merchants/{merchant['id']}/test",
+        json={"event_type": "SALE", "status": "approved", "value": "97.00", "click_id": sold},
+        headers=owner.headers,
+    )
+    assert trial.json()["outcome"] == "created", trial.text
+    await postback(client, workspace, click_id=sold, txid="REAL", payout="47")
+
+    response = await client.get(
+        reports_url(workspace.id), params={"preset": "today"}, headers=owner.headers
+    )
+
+    totals = response.json()["totals"]
+    assert (totals["sales"], totals["approved_revenue"]) == (1, "47.00")

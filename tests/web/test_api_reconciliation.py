@@ -55,7 +55,7 @@ async def shop_with_sales(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> tuple[Caller, Workspace, str]:
     """Sales recorded by postbacks: matched, refunded later, a value that differs, an orphan,
-    an invalid postback, and one the platform's file will not list."""
+    an invalid postback, one the platform's file will not list, and a test sale."""
     owner, workspace = await make_owner(db)
     merchant = await make_merchant(db, workspace, preset="generic", key="loja")
     campaign = await make_campaign(db, workspace, slug="lp", merchant_id=merchant.id)
@@ -77,6 +77,12 @@ async def shop_with_sales(
         json={"purchase": {"transaction": "HP-8", "price": 10}},
     )
     assert unread.json()["status"] == "invalid"
+    trial = await client.post(
+        f"/api/v1/workspaces/{workspace.id}/merchants/{merchant.id}/test",
+        json={"event_type": "SALE", "status": "approved", "value": "5.00", "txid": "TEST-1"},
+        headers=owner.headers,
+    )
+    assert trial.json()["outcome"] == "orphan", trial.text  # a test sale: never reconciled
     return owner, workspace, merchant.id
 
 

@@ -115,12 +115,14 @@ def recorded_conversions(
 ) -> list[Recorded]:
     """The conversions with the file's transaction ids, through the UNIQUE dedupe key (which is
     ``tx:<txid>`` under the txid dedupe modes), and the merchant's recorded within the file's
-    days, through the index by time."""
+    days, through the index by time. Test conversions are left out."""
     c = conversions.c
     found: dict[str, Any] = {}
     for chunk in _chunks(txids):
         keys = [f"tx:{txid}" for txid in chunk]
-        query = select(conversions).where(c.workspace_id == workspace_id, c.dedupe_key.in_(keys))
+        query = select(conversions).where(
+            c.workspace_id == workspace_id, c.dedupe_key.in_(keys), c.is_test.is_(False)
+        )
         found.update((row.id, row) for row in conn.execute(query))
     if window is not None:
         query = select(conversions).where(
@@ -129,6 +131,7 @@ def recorded_conversions(
             c.created_at < window.end,
             c.merchant_id == merchant_id,
             c.txid.is_not(None),
+            c.is_test.is_(False),  # a "send test postback" is no sale to reconcile
         )
         found.update((row.id, row) for row in conn.execute(query))
     return [_recorded(row) for row in found.values()]

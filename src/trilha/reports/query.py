@@ -177,6 +177,7 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     columns = [_conversion_column(d) for d in selection.dimensions]
     period = selection.period
     where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
+    where += [v.is_test.is_(False)]  # a "send test postback" never counts
     where += [_equals(_conversion_column(d), value) for d, value in selection.filters.items()]
     kinds = [v.status, v.currency, e.counts_as_conversion, e.counts_as_revenue]
     query = _grouping(slot, [*columns, *kinds], [func.count(), func.sum(v.value_minor)], where)
