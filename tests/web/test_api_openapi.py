@@ -76,6 +76,8 @@ ROUTES = {
     ("POST", f"{WS}/postbacks/replay"),
     ("GET", f"{WS}/reports"),
     ("GET", f"{WS}/reports/csv"),
+    ("GET", f"{WS}/reports/columns"),
+    ("PUT", f"{WS}/reports/columns"),
     ("GET", f"{WS}/merchants/{{merchant_id}}/export-columns"),
     ("PUT", f"{WS}/merchants/{{merchant_id}}/export-columns"),
     ("GET", f"{WS}/reconciliations"),

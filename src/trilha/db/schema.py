@@ -154,6 +154,7 @@ memberships = Table(
     Column("user_id", ID, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
     Column("role", String(16), nullable=False),
     Column("created_at", Timestamp, nullable=False),
+    Column("report_columns", JSON),  # the metrics this member shows in reports; NULL: default
     CheckConstraint(ROLES, name="role"),
     Index("ix_memberships_user", "user_id"),
 )

@@ -34,6 +34,7 @@ class Report:
     totals: Counts
     other_currency: int  # conversions in another currency, left out (no rate to convert)
     from_rollups: bool
+    names: Mapping[str, str]  # the workspace's campaigns, sources and merchants by id
 
 
 def check_grouping(group_by: tuple[Dimension, ...], filters: Mapping[Dimension, str]) -> None:
@@ -79,6 +80,7 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
         totals=totals,
         other_currency=other_currency,
         from_rollups=uses_rollups(selection),
+        names=names,
     )
 
 

@@ -72,3 +72,8 @@ def metrics(counts: Counts, currency: str) -> dict[str, int | Decimal | None]:
 
 
 METRIC_NAMES: Final = tuple(metrics(Counts(), "BRL"))
+
+# How a metric reads: rates as a percentage, ROAS as a multiple; other Decimals are money.
+PERCENTAGES: Final = frozenset({"cr", "refund_rate", "roi"})
+MULTIPLES: Final = frozenset({"roas"})
+SIGNED: Final = frozenset({"profit", "roi"})  # shown green above zero, red below
