@@ -42,13 +42,19 @@ async def test_an_owner_edits_the_workspace_and_rotates_its_token(
     await page.fill("#workspace-settings #field-name", "Loja Nova")
     await page.select_option("#field-timezone", "America/Manaus")
     await page.fill("#field-currency", "usd")
+    await page.fill("#field-hold_days", "400")
+    await page.click("#settings-submit")
+    await expect(page.locator("#error-hold_days")).to_contain_text("de 0 a 365")
+    await page.fill("#field-hold_days", "30")
     await page.click("#settings-submit")
     await expect(page.locator("#flash")).to_contain_text("Configurações salvas")
+    await expect(page.locator("#field-hold_days")).to_have_value("30")
     await page.click("#rotate-token")
     await expect(page.locator("#flash")).to_contain_text("Novo token gerado")
 
     [row] = await fetch_all(db, workspaces)
     assert (row["name"], row["timezone"], row["currency"]) == ("Loja Nova", "America/Manaus", "USD")
+    assert row["hold_days"] == 30
     assert row["postback_token"] != owner.workspace.postback_token
     await expect(page.locator("#postback-url")).to_contain_text(row["postback_token"])
 

@@ -34,6 +34,7 @@ from trilha.db.schema import (
     workspaces,
 )
 from trilha.event_types import BUILTIN
+from trilha.hold import Hold
 from trilha.ids import new_id
 from trilha.links import Link
 from trilha.reports.builder import build_report
@@ -75,6 +76,7 @@ class ConversionPlan:
     value: int
     minutes_later: int
     currency: str
+    status_minutes_later: int  # its status changed this long after it was recorded
 
 
 click_plans = st.builds(
@@ -93,6 +95,7 @@ conversion_plans = st.builds(
     value=st.integers(0, 100_000),
     minutes_later=st.integers(0, 3 * 60),
     currency=st.sampled_from(["BRL", "BRL", "USD"]),
+    status_minutes_later=st.integers(0, 3 * 24 * 60),
 )
 
 
@@ -193,6 +196,7 @@ def record(conn: Connection, links: list[Link], plans: list[ClickPlan]) -> list[
     first_day=st.integers(0, 3),
     days=st.integers(1, 3),
     by_click_time=st.booleans(),
+    hold_hours=st.integers(0, 5 * 24),
 )
 def test_reports_equal_the_sums_of_the_history(
     engine: Engine,
@@ -203,15 +207,17 @@ def test_reports_equal_the_sums_of_the_history(
     first_day: int,
     days: int,
     by_click_time: bool,
+    hold_hours: int,
 ) -> None:
     zone = ZoneInfo(zone_name)
+    hold = Hold(since=START + timedelta(days=6) - timedelta(hours=hold_hours))
     first = date(2026, 3, 5) + timedelta(days=first_day)
     period = Period(first, first + timedelta(days=days - 1), zone)
     with engine.begin() as conn:
         workspace_id, links = make_workspace(conn)
         rows = record(conn, links, click_plan)
         sales = place_conversions(conn, workspace_id, rows, conversion_plan)
-        selection = Selection(workspace_id, period, grouping, {}, by_click_time)
+        selection = Selection(workspace_id, period, grouping, {}, by_click_time, hold)
         report = build_report(conn, selection, currency="BRL")
 
     expected_clicks: Counter[tuple[str, ...]] = Counter()
@@ -238,6 +244,11 @@ def test_reports_equal_the_sums_of_the_history(
         s["value_minor"] for s in revenue if s["status"] == "refunded"
     )
     assert report.totals.pending_sales == sum(s["status"] == "pending" for s in revenue)
+    assert report.totals.on_hold == sum(
+        s["value_minor"]
+        for s in revenue
+        if s["status"] == "approved" and s["status_changed_at"] > hold.since
+    )
     assert report.totals.leads == sum(
         s["event_type"] == "LEAD" and s["status"] == "approved" and s["currency"] == "BRL"
         for s in counted
@@ -286,7 +297,7 @@ def place_conversions(
             "currency": plan.currency,
             "dedupe_key": f"tx:{n}",
             "created_at": created_at,
-            "status_changed_at": created_at,
+            "status_changed_at": created_at + timedelta(minutes=plan.status_minutes_later),
         }
         conn.execute(conversions.insert().values(**conversion))
         placed.append({**conversion, "click_at": row["created_at"]})

@@ -145,6 +145,8 @@ workspaces = Table(
     Column("created_at", Timestamp, nullable=False),
     # Off (the default): buyers' personal data is masked in stored payloads (trilha.privacy).
     Column("keeps_buyer_data", Boolean, nullable=False, server_default=false()),
+    # Days approved revenue stays on hold (the refund window) before it counts as available.
+    Column("hold_days", Integer, nullable=False, server_default="0"),
 )
 
 memberships = Table(
@@ -303,6 +305,7 @@ merchants = Table(
     Column("secret", Text),
     Column("dedupe_mode", String(16), nullable=False, server_default="txid"),
     Column("dedupe_window_minutes", Integer, nullable=False, server_default="60"),
+    Column("hold_days", Integer),  # NULL: the workspace's hold period
     Column("created_at", Timestamp, nullable=False),
     Column("updated_at", Timestamp, nullable=False),
     UniqueConstraint("workspace_id", "key"),

@@ -11,6 +11,7 @@ from typing import Any, Final
 from sqlalchemy import Connection
 
 from trilha.errors import InvalidInput
+from trilha.hold import hold_at
 from trilha.reports.builder import Report, Row, build_report, check_grouping
 from trilha.reports.dimensions import TIME, Dimension
 from trilha.reports.metrics import METRIC_NAMES, metrics
@@ -53,6 +54,7 @@ def run_report(
         group_by=query.group_by,
         filters=query.filters,
         by_click_time=query.by_click_time,
+        hold=hold_at(conn, workspace.id, workspace.hold_days, now),
     )
     if query.sort is not None and query.sort not in METRIC_NAMES:
         raise InvalidInput({"sort": "not a metric"})

@@ -29,6 +29,7 @@ from trilha.money import ValueUnit
 from trilha.postbacks.preset import AuthKind, Preset
 from trilha.postbacks.trial import Trial
 from trilha.web.api.schemas import (
+    HOLD_RULES,
     NAME_RULES,
     Answer,
     Input,
@@ -87,10 +88,16 @@ class MerchantIn(Input):
     dedupe_window_minutes: int = checked(
         60, description="For dedupe_mode `window`, in minutes.", **WINDOW_RULES
     )
+    hold_days: int | None = checked(
+        None,
+        description="Days this merchant's approved revenue stays on hold (its refund window); "
+        "null: the workspace's.",
+        **HOLD_RULES,
+    )
 
 
 class MerchantPatch(Patch):
-    NULLABLE = frozenset({"value_unit", "secret"})
+    NULLABLE = frozenset({"value_unit", "secret", "hold_days"})
     key: str | None = checked(None, **MERCHANT_KEY_RULES)
     name: str | None = checked(None, **NAME_RULES)
     preset: str | None = None
@@ -106,6 +113,12 @@ class MerchantPatch(Patch):
     )
     dedupe_mode: DedupeMode | None = None
     dedupe_window_minutes: int | None = checked(None, **WINDOW_RULES)
+    hold_days: int | None = checked(
+        None,
+        description="Days this merchant's approved revenue stays on hold (its refund window); "
+        "null: the workspace's.",
+        **HOLD_RULES,
+    )
 
 
 class MerchantOut(Answer):
@@ -126,6 +139,7 @@ class MerchantOut(Answer):
     )
     dedupe_mode: DedupeMode
     dedupe_window_minutes: int
+    hold_days: int | None = Field(description="null: the workspace's hold period.")
     created_at: UtcDatetime
     updated_at: UtcDatetime
 

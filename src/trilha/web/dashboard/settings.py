@@ -1,5 +1,6 @@
-"""Workspace settings: name, time zone, currency and fallback URL; the postback URL and its
-token; the members and the caller's API keys, whose forms live in members.py and api_keys.py."""
+"""Workspace settings: name, time zone, currency, fallback URL and hold period; the postback URL
+and its token; the members and the caller's API keys, whose forms live in members.py and
+api_keys.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from trilha.workspaces import Role, list_members, rotate_postback_token, update_
 
 router = APIRouter(route_class=DashboardRoute)
 
-WORKSPACE_FIELDS = ("name", "timezone", "currency", "fallback_url")
+WORKSPACE_FIELDS = ("name", "timezone", "currency", "fallback_url", "hold_days")
 
 
 @router.get("/w/{workspace_id}/settings")
@@ -44,6 +45,7 @@ async def save_settings(page: InWorkspace, conn: Db) -> Response:
             currency=values["currency"],
             fallback_url=values["fallback_url"] or None,
             clear_fallback_url=not values["fallback_url"],
+            hold_days=values["hold_days"] or "0",
         )
     except InvalidInput as exc:
         context = {"values": values, "errors": field_errors(exc)}
@@ -97,7 +99,7 @@ async def render_settings(
 ) -> Response:
     """The settings page; ``context`` carries a failed form's values and errors, or a new key."""
     workspace = page.workspace
-    values = {name: str(getattr(workspace, name) or "") for name in WORKSPACE_FIELDS}
+    values = {name: _text(getattr(workspace, name)) for name in WORKSPACE_FIELDS}
     full = {
         "section": "settings",
         "values": values,
@@ -120,3 +122,7 @@ async def render_settings(
         **(context or {}),
     }
     return render(page, "dashboard/settings/page.html", full, status_code=status_code)
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
