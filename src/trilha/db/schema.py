@@ -14,6 +14,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Date,
     DateTime,
     ForeignKey,
     Index,
@@ -348,6 +349,12 @@ conversions = Table(
     Column("buyer_email_sha256", String(64)),
     Column("buyer_phone_sha256", String(64)),
     Column("is_test", Boolean, nullable=False, server_default=false()),  # "send test postback"
+    # The value in the workspace's currency at the rate of its day, taken once (trilha.currencies);
+    # NULL while no rate is known for its currency.
+    Column("report_value_minor", BigInteger),
+    Column("report_currency", String(3)),
+    Column("rate", String(40)),
+    Column("rate_source", String(16)),
     UniqueConstraint("workspace_id", "dedupe_key"),
     CheckConstraint(STATUSES, name="status"),
     Index("ix_conversions_workspace_time", "workspace_id", "created_at"),
@@ -517,4 +524,19 @@ reconciliations = Table(
     Column("bad_rows", JSON, nullable=False),
     Column("lines", JSON, nullable=False),
     Index("ix_reconciliations_workspace_time", "workspace_id", "created_at"),
+)
+
+# The workspace's own exchange rates, for currencies the ECB's reference rates lack (or to use its
+# own): one unit of ``currency`` in ``to_currency`` from ``day`` on.
+currency_rates = Table(
+    "currency_rates",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("to_currency", String(3), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("rate", String(40), nullable=False),  # a decimal, exact
+    Column("created_at", Timestamp, nullable=False),
+    UniqueConstraint("workspace_id", "currency", "to_currency", "day"),
 )

@@ -71,7 +71,7 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
             other_currency += n
             continue
         counts = rows.setdefault(_key(grouped, selection), Counts())
-        _add_conversions(counts, status, bool(is_conversion), bool(is_revenue), n, int(value))
+        _add_conversions(counts, status, bool(is_conversion), bool(is_revenue), n, int(value or 0))
         if is_revenue:
             counts.on_hold += int(held or 0)
     totals = unsplit

@@ -183,8 +183,9 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
     where += [v.is_test.is_(False)]  # a "send test postback" never counts
     where += [_equals(_conversion_column(d), value) for d, value in selection.filters.items()]
-    kinds = [v.status, v.currency, e.counts_as_conversion, e.counts_as_revenue]
-    sums = [func.count(), func.sum(v.value_minor), func.sum(_on_hold(selection.hold))]
+    # In the workspace's currency (trilha.currencies); unconverted ones come back apart.
+    kinds = [v.status, v.report_currency, e.counts_as_conversion, e.counts_as_revenue]
+    sums = [func.count(), func.sum(v.report_value_minor), func.sum(_on_hold(selection.hold))]
     query = _grouping(slot, [*columns, *kinds], sums, where)
     query = query.select_from(
         conversions.outerjoin(clicks, k.id == v.click_id).outerjoin(
@@ -212,7 +213,8 @@ def _on_hold(hold: Hold | None) -> ColumnElement[Any]:
             ),
             else_=hold.since,
         )
-    return case((and_(v.status == "approved", v.status_changed_at > since), v.value_minor), else_=0)
+    held = and_(v.status == "approved", v.status_changed_at > since)
+    return case((held, v.report_value_minor), else_=0)
 
 
 def _conversion_column(dimension: Dimension) -> ColumnElement[Any]:
