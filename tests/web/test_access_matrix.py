@@ -92,6 +92,9 @@ API: dict[str, Access] = {
     f"GET {W}/conversions": Access.VIEWER,
     f"GET {W}/reports": Access.VIEWER,
     f"GET {W}/reports/csv": Access.VIEWER,
+    f"GET {W}/rates": Access.VIEWER,
+    f"PUT {W}/rates": Access.MEMBER,
+    f"DELETE {W}/rates/{{rate_id}}": Access.MEMBER,
     # Report columns are the caller's own choice, whatever their role.
     f"GET {W}/reports/columns": Access.VIEWER,
     f"PUT {W}/reports/columns": Access.VIEWER,
@@ -115,6 +118,7 @@ API: dict[str, Access] = {
 # not the body's validation. "$name" stands for the id of a row (see Estate.ids).
 API_BODIES: dict[str, dict[str, Any]] = {
     f"PUT {W}/reports/columns": {"columns": ["clicks", "sales"]},
+    f"PUT {W}/rates": {"currency": "ARS", "day": "2026-12-01", "rate": "0.0055"},
     "PATCH /api/v1/me": {"name": "Ana"},
     "POST /api/v1/api-keys": {"name": "laptop"},
     "POST /api/v1/workspaces": {"name": "Another"},
@@ -170,6 +174,8 @@ DASHBOARD: dict[str, Access] = {
     f"GET {D}/reports": Access.VIEWER,
     f"GET {D}/reports/csv": Access.VIEWER,
     f"POST {D}/reports/columns": Access.VIEWER,
+    f"POST {D}/rates": Access.MEMBER,
+    f"POST {D}/rates/{{rate_id}}/delete": Access.MEMBER,
     f"GET {D}/campaigns": Access.VIEWER,
     f"GET {D}/campaigns/new": Access.MEMBER,
     f"POST {D}/campaigns/preview": Access.VIEWER,
@@ -236,6 +242,7 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/settings/forget-buyer": {"buyer": "ana@example.com"},
     f"POST {D}/api-keys": {"name": "laptop"},
     f"POST {D}/reports/columns": {"column": ["clicks", "sales"]},
+    f"POST {D}/rates": {"currency": "ARS", "day": "2026-12-01", "rate": "0.0055"},
 }
 
 # Routes whose body is a multipart form with a file: the file sent with their body (or form).

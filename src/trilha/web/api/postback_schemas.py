@@ -16,6 +16,7 @@ from trilha.conversions.dedupe import DedupeMode
 from trilha.conversions.lookup import Conversion, StatusChange
 from trilha.conversions.outcome import Outcome
 from trilha.conversions.status import Status
+from trilha.currencies import RateSource
 from trilha.event_types import NAME as EVENT_TYPE_NAME
 from trilha.merchants import (
     KEY,
@@ -220,6 +221,16 @@ class ConversionOut(Answer):
     status_changed_at: UtcDatetime
     attached_at: UtcDatetime | None = Field(description="When an orphan found its click.")
     is_test: bool = Field(description='Made by "send test postback": never counted, and deletable.')
+    report_value: Decimal | None = Field(
+        description="The value in the workspace's currency at the rate of its day, as reports "
+        "count it; null: no rate known for its currency yet (reports leave it out)."
+    )
+    report_currency: str | None
+    rate: Decimal | None = Field(description="One unit of `currency` in `report_currency`.")
+    rate_source: RateSource | None = Field(
+        description="`same` (no conversion), `ecb` (the ECB's reference rate) or `workspace` "
+        "(the workspace's rate table)."
+    )
 
     @classmethod
     def of(cls, conversion: Conversion) -> ConversionOut:
