@@ -82,6 +82,11 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
         email=("cus_email", "customer.email", "data.buyer.email"),
         phone=("cus_cel", "cus_tel", "customer.cellphone", "data.buyer.cellphone"),
     ),
+    "eduzz_v3": BuyerFields(
+        masked=("data.buyer", "data.student"),
+        email=("data.buyer.email",),
+        phone=("data.buyer.cellphone", "data.buyer.phone"),
+    ),
     "perfectpay": BuyerFields(
         masked=("customer",),
         email=("customer.email",),
