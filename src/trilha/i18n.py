@@ -3,7 +3,7 @@
 A catalog has ``ui`` (key -> text, ``{name}`` filled from keyword arguments) and ``errors``
 (the domain's English error messages -> translation). Numbers and quoted values in an error
 message stand as ``#`` in its key, so "must be at most 120 characters" finds
-"must be at most # characters".
+"must be at most # characters"; so does the list of paths after "(looked in: ".
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from trilha.money import MINOR_DIGITS
 DEFAULT_LOCALE = "pt-BR"
 CATALOG_DIR = Path(__file__).parent / "locale"
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-VARIABLE = re.compile(r"\d+|'[^']*'")
+# A number, a quoted value, or the list of paths a reason says it looked in.
+VARIABLE = re.compile(r"\d+|'[^']*'|(?<=\(looked in: )[^)]*")
 CURRENCY_SYMBOLS = {"BRL": "R$", "USD": "US$", "EUR": "€", "GBP": "£"}
 
 
