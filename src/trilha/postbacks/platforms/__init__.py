@@ -11,6 +11,7 @@ from trilha.postbacks.platforms import (
     eduzz,
     eduzz_v3,
     generic,
+    greenn,
     hotmart,
     kiwify,
     monetizze,
@@ -20,7 +21,18 @@ from trilha.postbacks.platforms import (
 from trilha.postbacks.preset import Preset
 from trilha.postbacks.sample import Sample
 
-_PLATFORMS = (generic, hotmart, kiwify, monetizze, braip, eduzz, eduzz_v3, perfectpay, ticto)
+_PLATFORMS = (
+    generic,
+    hotmart,
+    kiwify,
+    monetizze,
+    braip,
+    eduzz,
+    eduzz_v3,
+    perfectpay,
+    ticto,
+    greenn,
+)
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
 SAMPLES: Final[dict[str, Sample]] = {module.PRESET.name: module.SAMPLE for module in _PLATFORMS}
