@@ -26,6 +26,8 @@ CATALOG_DIR = Path(__file__).parent / "locale"
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 # A number, a quoted value, or the list of paths a reason says it looked in.
 VARIABLE = re.compile(r"\d+|'[^']*'|(?<=\(looked in: )[^)]*")
+# A conversion's status change in a reason: its two statuses are translated as statuses are.
+STATUS_CHANGE = re.compile(r"\b([a-z]+) → ([a-z]+)\b")
 CURRENCY_SYMBOLS = {"BRL": "R$", "USD": "US$", "EUR": "€", "GBP": "£"}
 
 
@@ -72,11 +74,25 @@ class Translator:
         return "; ".join(translated)
 
     def _one_error(self, message: str) -> str | None:
+        """The catalog's translation of one message; a status change's statuses translated.
+
+        >>> translator("pt-BR").error("illegal status change approved → pending; ignored")
+        'mudança de status não permitida: Aprovada → Pendente; ignorada'
+        """
         template = self.errors.get(VARIABLE.sub("#", message))
+        if template is not None:
+            values = iter(VARIABLE.findall(message))
+            return re.sub("#", lambda _: next(values, "#"), template)
+        change = STATUS_CHANGE.search(message)
+        if change is None:
+            return None
+        template = self.errors.get(STATUS_CHANGE.sub("# → #", message, count=1))
         if template is None:
             return None
-        values = iter(VARIABLE.findall(message))
-        return re.sub("#", lambda _: next(values, "#"), template)
+        names = iter(
+            self.ui.get(f"conversion_status.{status}", status) for status in change.groups()
+        )
+        return re.sub("#", lambda _: next(names, "#"), template)
 
     def number(self, value: Decimal | float, digits: int) -> str:
         """A number with thousands grouped, as this language writes it.
