@@ -95,6 +95,11 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
     "ticto": BuyerFields(
         masked=("customer",), email=("customer.email",), phone=("customer.phone",)
     ),
+    "cakto": BuyerFields(
+        masked=("data.customer", "data.subscription.customer", "data.card"),
+        email=("data.customer.email",),
+        phone=("data.customer.phone",),
+    ),
     "greenn": BuyerFields(
         masked=("client",), email=("client.email",), phone=("client.cellphone", "client.phone")
     ),

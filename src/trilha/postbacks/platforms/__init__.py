@@ -8,6 +8,7 @@ from typing import Final
 
 from trilha.postbacks.platforms import (
     braip,
+    cakto,
     eduzz,
     eduzz_v3,
     generic,
@@ -32,6 +33,7 @@ _PLATFORMS = (
     perfectpay,
     ticto,
     greenn,
+    cakto,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
