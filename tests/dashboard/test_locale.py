@@ -15,6 +15,7 @@ from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
 from trilha.macros import BUILTIN_MACROS
 from trilha.merchants import RULE_STATUSES
 from trilha.money import ValueUnit
+from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.preset import FIELDS
 from trilha.reconciliation.compare import Cause, Verdict
 from trilha.reconciliation.export import COLUMNS as EXPORT_COLUMNS
@@ -75,6 +76,8 @@ def _used_keys() -> set[str]:
     keys.update(f"metric.{name}" for name in METRIC_NAMES)
     keys.update(f"period.{preset.value}" for preset in Preset)
     keys.update(f"signal.{signal.value}" for signal in Signal)
+    keys.update(f"preset_label.{name}" for name in PRESETS)
+    keys.update(f"preset_setup.{name}" for name in PRESETS)
     # A prefix that a template completes ("reconciliation.verdict." ~ v) is no key.
     return {key for key in keys if not key.endswith((".html", ".json", ".py", ".csv", "."))}
 
@@ -86,6 +89,16 @@ def test_it_has_the_same_texts_in_both_languages() -> None:
 def test_every_text_the_dashboard_uses_is_in_the_catalogs() -> None:
     missing = _used_keys() - set(_catalog("en")["ui"])
     assert not missing
+
+
+def test_each_presets_english_label_and_setup_are_the_presets_own() -> None:
+    # The API answers a preset's own setup text; the dashboard's English must say the same.
+    ui = _catalog("en")["ui"]
+    for name, preset in PRESETS.items():
+        assert (ui[f"preset_label.{name}"], ui[f"preset_setup.{name}"]) == (
+            preset.label,
+            preset.setup,
+        )
 
 
 def test_every_built_in_macro_is_described() -> None:
