@@ -14,6 +14,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Date,
     DateTime,
     ForeignKey,
     Index,
@@ -513,4 +514,46 @@ reconciliations = Table(
     Column("bad_rows", JSON, nullable=False),
     Column("lines", JSON, nullable=False),
     Index("ix_reconciliations_workspace_time", "workspace_id", "created_at"),
+)
+
+# A campaign's cost model from a day on: the model in force on a (report's local) day is the one
+# with the latest starts_on on or before it, so a change never rewrites the days before it.
+# rate is in cost units (trilha.costs.units): per click, unique click or conversion, per thousand
+# impressions; for revshare, hundredths of a percent. event_types: the CPA model's, [] for others.
+cost_models = Table(
+    "cost_models",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), nullable=False),
+    Column("starts_on", Date, nullable=False),
+    Column("model", String(16), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("rate", BigInteger, nullable=False),
+    Column("counts_bots", Boolean, nullable=False, server_default=false()),
+    Column("event_types", JSON, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    UniqueConstraint("campaign_id", "starts_on"),
+    CheckConstraint(
+        "model IN ('cpc', 'cpuc', 'cpm', 'cpa', 'revshare', 'click_url', 'manual')", name="model"
+    ),
+    CheckConstraint("rate >= 0", name="rate"),
+    Index("ix_cost_models_workspace", "workspace_id"),
+)
+
+# What a campaign cost on a day (entered or imported), and the impressions the CPM model prices.
+# source_id is "" for the whole campaign; cost in cost units, NULL where only impressions are.
+cost_days = Table(
+    "cost_days",
+    metadata,
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True),
+    Column("day", Date, primary_key=True),
+    Column("source_id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("cost", BigInteger),
+    Column("impressions", BigInteger),
+    Column("updated_at", Timestamp, nullable=False),
+    CheckConstraint("cost >= 0 AND impressions >= 0", name="amounts"),
+    Index("ix_cost_days_workspace_day", "workspace_id", "day"),
 )

@@ -1,0 +1,263 @@
+"""The cost in a report's rows: each campaign's cost per local day of the report's time zone,
+from the cost model in force that day, or from the cost entered for that day, which replaces it.
+
+Per-click models (cpc, cpuc, click_url) cost each row its own clicks and per-conversion ones
+(cpa, revshare) its own conversions. A day's cost entered by hand, or priced from impressions
+(cpm), belongs to no click: it is spread over the campaign's clicks of that day (of that source,
+for a source's entry) in proportion to their number, the way commercial trackers spread a cost
+update over the visits of its range; a day without clicks keeps its cost in a row of its own
+that has only its time, campaign and source ("" at the other levels).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from trilha.costs.models import CostModel, CostModelKind, cost_model_of, model_on
+from trilha.costs.units import PER_THOUSAND, revenue_share
+from trilha.db.schema import cost_days, cost_models
+from trilha.reports.dimensions import CLICK_COLUMNS, TIME, Dimension, time_label
+from trilha.reports.periods import local_midnight
+from trilha.reports.query import Grouped, Selection, click_counts, conversion_sums
+
+Key = tuple[str, ...] | None  # a report row's key; None: the totals only (clicks are not split)
+PER_CLICK = frozenset({CostModelKind.CPC, CostModelKind.CPUC})
+PER_CONVERSION = frozenset({CostModelKind.CPA, CostModelKind.REVSHARE})
+_WAS_APPROVED = frozenset({"approved", "refunded", "chargeback"})
+_CAMPAIGN_SOURCE = (Dimension.CAMPAIGN, Dimension.SOURCE)
+
+
+@dataclass(slots=True)
+class Plan:
+    """The cost models and day entries a report reads, in the report's currency."""
+
+    history: dict[str, list[CostModel]] = field(default_factory=dict)
+    entered: dict[tuple[str, date], dict[str, int]] = field(default_factory=dict)
+    impressions: dict[tuple[str, date], dict[str, int]] = field(default_factory=dict)
+
+    def models_in_use(self) -> set[CostModelKind]:
+        return {version.model for versions in self.history.values() for version in versions}
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """A campaign's clicks on one day that fall in one report row."""
+
+    key: Key
+    matches: bool  # whether the row passes the report's filters
+    source: str
+    clicks: int
+    unique_clicks: int
+    bot_clicks: int
+
+
+def report_costs(
+    conn: Connection, selection: Selection, *, currency: str, splits_clicks: bool
+) -> dict[Key, int]:
+    """Cost units per report row key (None: the totals only, when clicks are not split)."""
+    plan = load_plan(conn, selection, currency)
+    costs: dict[Key, int] = defaultdict(int)
+    if not plan.history and not plan.entered:
+        return costs
+    cells = _click_cells(conn, selection, splits_clicks) if _clicks_matter(plan, selection) else {}
+    days = set(cells) | set(plan.entered) | set(plan.impressions)
+    for campaign, day in sorted(days):
+        for key, cost in _day_costs(plan, selection, campaign, day, cells.get((campaign, day), [])):
+            costs[key] += cost
+    if plan.models_in_use() & PER_CONVERSION:
+        for key, cost in _conversion_costs(conn, plan, selection, currency):
+            costs[key] += cost
+    return costs
+
+
+def load_plan(conn: Connection, selection: Selection, currency: str) -> Plan:
+    period, plan = selection.period, Plan()
+    m, d = cost_models.c, cost_days.c
+    models = select(cost_models).where(
+        m.workspace_id == selection.workspace_id, m.starts_on <= period.last
+    )
+    days = select(cost_days).where(
+        d.workspace_id == selection.workspace_id, d.day >= period.first, d.day <= period.last
+    )
+    campaign = selection.filters.get(Dimension.CAMPAIGN)
+    if campaign is not None:
+        models, days = (
+            models.where(m.campaign_id == campaign),
+            days.where(d.campaign_id == campaign),
+        )
+    for row in conn.execute(models.order_by(m.campaign_id, m.starts_on)):
+        if row.currency == currency:
+            plan.history.setdefault(row.campaign_id, []).append(cost_model_of(row))
+    for row in conn.execute(days):
+        if row.currency != currency:
+            continue
+        if row.cost is not None:
+            plan.entered.setdefault((row.campaign_id, row.day), {})[row.source_id] = row.cost
+        if row.impressions is not None:
+            plan.impressions.setdefault((row.campaign_id, row.day), {})[row.source_id] = (
+                row.impressions
+            )
+    return plan
+
+
+def _clicks_matter(plan: Plan, selection: Selection) -> bool:
+    """Whether any cost lands on clicks; a filter on what clicks lack (merchant, event type,
+    status) leaves no click in the report, and so no cost of clicks either."""
+    if any(d not in CLICK_COLUMNS for d in selection.filters):
+        return False
+    return bool(plan.entered or plan.impressions or plan.models_in_use() & PER_CLICK)
+
+
+def _click_cells(
+    conn: Connection, selection: Selection, splits_clicks: bool
+) -> dict[tuple[str, date], list[Cell]]:
+    """The period's clicks by campaign, local day, source and report row (and the values of
+    the filtered dimensions, filtered here: a day's spread cost needs all its clicks)."""
+    levels = selection.dimensions if splits_clicks else ()
+    extra = tuple(dict.fromkeys((*levels, *selection.filters, *_CAMPAIGN_SOURCE)))
+    campaign_only: dict[Dimension, str] = {
+        d: v for d, v in selection.filters.items() if d is Dimension.CAMPAIGN
+    }
+    wide = replace(selection, group_by=(Dimension.HOUR, *extra), filters=campaign_only)
+    cells: dict[tuple[str, date], list[Cell]] = defaultdict(list)
+    for (slot, values), (n, unique, bots) in click_counts(conn, wide):
+        named = dict(zip(extra, values, strict=True))
+        local = datetime.fromtimestamp(slot or 0, UTC).astimezone(selection.period.zone)
+        cells[(named[Dimension.CAMPAIGN], local.date())].append(
+            Cell(
+                key=_report_key(selection, local, named) if splits_clicks else None,
+                matches=_matches(selection, named),
+                source=named[Dimension.SOURCE],
+                clicks=n,
+                unique_clicks=unique,
+                bot_clicks=bots,
+            )
+        )
+    return cells
+
+
+def _report_key(selection: Selection, local: datetime, named: Mapping[Dimension, str]) -> Key:
+    return tuple(time_label(d, local) if d in TIME else named[d] for d in selection.group_by)
+
+
+def _matches(selection: Selection, named: Mapping[Dimension, str]) -> bool:
+    return all(named.get(d, "") == value for d, value in selection.filters.items())
+
+
+def _day_costs(
+    plan: Plan, selection: Selection, campaign: str, day: date, cells: Sequence[Cell]
+) -> Iterator[tuple[Key, int]]:
+    """A campaign's costs on one day: entered costs replace the estimate (of the whole day, or
+    of one source's clicks); the model's estimate covers the rest."""
+    entered = plan.entered.get((campaign, day), {})
+    for source, cost in entered.items():
+        targets = [c for c in cells if source in ("", c.source)]
+        yield from _spread(cost, targets, selection, campaign, day, source)
+    version = model_on(plan.history.get(campaign, []), day)
+    if "" in entered or version is None:
+        return
+    left = [c for c in cells if c.source not in entered]
+    if version.model in PER_CLICK:
+        for cell in left:
+            if cell.matches:
+                yield cell.key, version.rate * _priced_clicks(version, cell)
+    elif version.model is CostModelKind.CPM:
+        for source, shown in plan.impressions.get((campaign, day), {}).items():
+            if source not in entered:
+                targets = [c for c in left if source in ("", c.source)]
+                cost = shown * version.rate // PER_THOUSAND
+                yield from _spread(cost, targets, selection, campaign, day, source)
+
+
+def _priced_clicks(version: CostModel, cell: Cell) -> int:
+    if version.model is CostModelKind.CPUC:
+        return cell.unique_clicks
+    return cell.clicks if version.counts_bots else cell.clicks - cell.bot_clicks
+
+
+def _spread(
+    cost: int,
+    cells: Sequence[Cell],
+    selection: Selection,
+    campaign: str,
+    day: date,
+    source: str,
+) -> Iterator[tuple[Key, int]]:
+    """``cost`` over ``cells`` in proportion to their clicks, whole units that add up to it
+    exactly (largest remainder); no clicks: one row of the day, campaign and source."""
+    total = sum(c.clicks for c in cells)
+    if total == 0:
+        local = local_midnight(day, selection.period.zone).astimezone(selection.period.zone)
+        named = {Dimension.CAMPAIGN: campaign, Dimension.SOURCE: source}
+        if _matches(selection, named):
+            splits = all(d in TIME or d in CLICK_COLUMNS for d in selection.group_by)
+            yield (
+                (_report_key(selection, local, named | _blanks(selection)) if splits else None),
+                cost,
+            )
+        return
+    for cell, share in zip(cells, shares(cost, [c.clicks for c in cells]), strict=True):
+        if cell.matches and share:
+            yield cell.key, share
+
+
+def _blanks(selection: Selection) -> dict[Dimension, str]:
+    return {d: "" for d in selection.group_by if d not in _CAMPAIGN_SOURCE}
+
+
+def shares(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` split in proportion to ``weights``, in whole units that add up to it.
+
+    >>> shares(100, [1, 1, 1]), shares(5, [3, 1]), shares(7, [0, 2])
+    ([34, 33, 33], [4, 1], [0, 7])
+    """
+    whole = sum(weights)
+    parts = [total * w // whole for w in weights]
+    remainders = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % whole), i))
+    for i in remainders[: total - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
+def _conversion_costs(
+    conn: Connection, plan: Plan, selection: Selection, currency: str
+) -> Iterable[tuple[Key, int]]:
+    """CPA and revshare costs, in the rows of the conversions they are paid for."""
+    extra = tuple(dict.fromkeys((*selection.dimensions, *_CAMPAIGN_SOURCE, Dimension.EVENT_TYPE)))
+    wide = replace(selection, group_by=(Dimension.HOUR, *extra))
+    for grouped, sums in conversion_sums(conn, wide):
+        cost = _conversion_cost(plan, selection, currency, extra, grouped, sums)
+        if cost is not None:
+            yield cost
+
+
+def _conversion_cost(
+    plan: Plan,
+    selection: Selection,
+    currency: str,
+    extra: tuple[Dimension, ...],
+    grouped: Grouped,
+    sums: Sequence[Any],
+) -> tuple[Key, int] | None:
+    slot, values = grouped
+    named = dict(zip(extra, values, strict=True))
+    local = datetime.fromtimestamp(slot or 0, UTC).astimezone(selection.period.zone)
+    campaign, day = named[Dimension.CAMPAIGN], local.date()
+    entered = plan.entered.get((campaign, day), {})
+    version = model_on(plan.history.get(campaign, []), day)
+    if version is None or "" in entered or named[Dimension.SOURCE] in entered:
+        return None
+    status, row_currency, _, is_revenue, n, value = sums
+    key = _report_key(selection, local, named)
+    if version.model is CostModelKind.CPA:
+        is_paid = named[Dimension.EVENT_TYPE] in version.event_types and status in _WAS_APPROVED
+        return (key, version.rate * int(n)) if is_paid else None
+    is_shared = version.model is CostModelKind.REVSHARE and is_revenue and status == "approved"
+    is_shared = is_shared and row_currency == currency
+    return (key, revenue_share(int(value or 0), version.rate)) if is_shared else None
