@@ -83,5 +83,6 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "postback_id": sale["postback_id"],
             "entry_id": sale["postback_id"],  # the dashboard's name for a postback log entry
             "reconciliation_id": reconciliation_id,
+            "day": "2026-12-01",  # a campaign's cost day
         },
     )

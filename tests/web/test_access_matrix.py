@@ -106,6 +106,12 @@ API: dict[str, Access] = {
     f"POST {W}/reconciliations": Access.MEMBER,
     f"GET {W}/reconciliations/{{reconciliation_id}}": Access.VIEWER,
     f"GET {W}/reconciliations/{{reconciliation_id}}/csv": Access.VIEWER,
+    f"GET {W}/campaigns/{{campaign_id}}/costs/model": Access.VIEWER,
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/model": Access.MEMBER,
+    f"GET {W}/campaigns/{{campaign_id}}/costs/days": Access.VIEWER,
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": Access.MEMBER,
+    f"DELETE {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": Access.MEMBER,
+    f"POST {W}/campaigns/{{campaign_id}}/costs/days/import": Access.MEMBER,
 }
 
 # A valid body for each API route that takes one, so that what answers is the access check and
@@ -147,6 +153,8 @@ API_BODIES: dict[str, dict[str, Any]] = {
         "sold_at": "Data",
     },
     f"POST {W}/buyers/forget": {"email": "ana@example.com"},
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0.05"},
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": {"cost": "10,00"},
 }
 
 D = "/w/{workspace_id}"
@@ -231,9 +239,11 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
 
 # Routes whose body is a multipart form with a file: the file sent with their body (or form).
 SALES_CSV = b"txid,status,value,date\nT1,approved,10.00,2026-12-01 10:00\n"
+COSTS_CSV = b"day;cost\n2026-12-01;10,00\n"
 UPLOADS: dict[str, tuple[str, bytes]] = {
     f"POST {W}/reconciliations": ("sales.csv", SALES_CSV),
     f"POST {D}/reconciliation": ("sales.csv", SALES_CSV),
+    f"POST {W}/campaigns/{{campaign_id}}/costs/days/import": ("costs.csv", COSTS_CSV),
 }
 API_BODIES[f"POST {W}/reconciliations"] = {"merchant_id": "$merchant_id"}
 DASHBOARD_FORMS[f"POST {D}/reconciliation"] = {"merchant_id": "$merchant_id"}
