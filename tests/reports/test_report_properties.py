@@ -69,6 +69,7 @@ class ClickPlan:
     minutes: int
     is_bot: bool
     country: str
+    cost: str | None  # the click URL's ?cost=
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ click_plans = st.builds(
     minutes=st.integers(0, 4 * 24 * 60),
     is_bot=st.booleans(),
     country=st.sampled_from(["BR", "PT"]),
+    cost=st.sampled_from([None, "0.05", "1,5", "0.0000125", "bad", "2000"]),
 )
 conversion_plans = st.builds(
     ConversionPlan,
@@ -208,7 +210,10 @@ def record(conn: Connection, links: list[Link], plans: list[ClickPlan]) -> list[
                     device=Device("mobile", "iOS", "Safari", p.is_bot),
                     country=p.country,
                 ),
-                params={"sub1": p.sub1} if p.sub1 else {},
+                params={
+                    **({"sub1": p.sub1} if p.sub1 else {}),
+                    **({"cost": p.cost} if p.cost is not None else {}),
+                },
                 now=START + timedelta(minutes=p.minutes),
             ),
         )
@@ -507,7 +512,9 @@ def day_cost(setup: CostSetup, campaign_id: str, day: date, events: list[dict[st
     left = [e for e in events if (e.get("source_id") or "") not in entered]
     clicks = [e for e in left if "is_bot" in e]
     sales = [e for e in left if "event_type" in e]
-    if p.model is CostModelKind.CPC:
+    if p.model is CostModelKind.CLICK_URL:
+        total += sum(e.get("cost") or 0 for e in clicks)
+    elif p.model is CostModelKind.CPC:
         total += p.rate * sum(p.counts_bots or not e["is_bot"] for e in clicks)
     elif p.model is CostModelKind.CPUC:
         total += p.rate * sum(bool(e["is_unique"]) for e in clicks)

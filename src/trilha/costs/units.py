@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 from trilha.money import MINOR_DIGITS, AmountError, parse_amount
@@ -11,6 +12,8 @@ from trilha.money import MINOR_DIGITS, AmountError, parse_amount
 EXTRA_DIGITS = 4
 BASIS_POINTS = 10_000  # a percent with two decimals, as an integer: 33,33 % is 3333
 PER_THOUSAND = 1000
+MAX_CLICK_COST = Decimal(1000)  # a click's URL saying more is a mistake, and is ignored
+_CLICK_COST = re.compile(r"\d{1,4}(?:[.,]\d{1,8})?")
 
 
 def _digits(currency: str) -> int:
@@ -86,3 +89,19 @@ def cost_text(units: int, currency: str) -> str:
     """
     exact, shown = from_cost_units(units, currency), in_minor_units(units, currency)
     return str(shown if shown == exact else exact.normalize())
+
+
+def click_cost(raw: str, currency: str) -> int | None:
+    """The cost a click's URL gives (``?cost=0.05`` or ``0,05``) in cost units, rounded half up
+    to one; None for anything else (a macro left unfilled, a negative, more than
+    MAX_CLICK_COST), which is ignored: a bad value never stops the redirect.
+
+    >>> click_cost("0,0125", "BRL"), click_cost("{cost}", "BRL"), click_cost("-1", "BRL")
+    (12500, None, None)
+    """
+    if not _CLICK_COST.fullmatch(raw):
+        return None
+    amount = Decimal(raw.replace(",", "."))
+    if amount > MAX_CLICK_COST:
+        return None
+    return int(amount.scaleb(_digits(currency)).to_integral_value(ROUND_HALF_UP))

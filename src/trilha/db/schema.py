@@ -267,6 +267,8 @@ clicks = Table(
     Column("is_unique", Boolean, nullable=False),
     *(Column(name, Text) for name in DIMENSIONS),
     Column("params", JSON, nullable=False),
+    # What the click's URL said it cost (?cost=0.05), in cost units of the workspace's currency.
+    Column("cost", BigInteger),
     Index("ix_clicks_workspace_time", "workspace_id", "created_at"),
     Index("ix_clicks_campaign_time", "campaign_id", "created_at"),
     Index("ix_clicks_visitor", "visitor_key", "created_at"),

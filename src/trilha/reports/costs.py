@@ -1,7 +1,7 @@
 """The cost in a report's rows: each campaign's cost per local day of the report's time zone,
 from the cost model in force that day, or from the cost entered for that day, which replaces it.
 
-Per-click models (cpc, cpuc, click_url) cost each row its own clicks and per-conversion ones
+Per-click models (cpc, cpuc, click_url) cost each row its own clicks, and per-conversion ones
 (cpa, revshare) its own conversions. A day's cost entered by hand, or priced from impressions
 (cpm), belongs to no click: it is spread over the campaign's clicks of that day (of that source,
 for a source's entry) in proportion to their number, the way commercial trackers spread a cost
@@ -24,10 +24,16 @@ from trilha.costs.units import PER_THOUSAND, revenue_share
 from trilha.db.schema import cost_days, cost_models
 from trilha.reports.dimensions import CLICK_COLUMNS, TIME, Dimension, time_label
 from trilha.reports.periods import local_midnight
-from trilha.reports.query import Grouped, Selection, click_counts, conversion_sums
+from trilha.reports.query import (
+    Grouped,
+    Selection,
+    click_cost_sums,
+    click_counts,
+    conversion_sums,
+)
 
 Key = tuple[str, ...] | None  # a report row's key; None: the totals only (clicks are not split)
-PER_CLICK = frozenset({CostModelKind.CPC, CostModelKind.CPUC})
+PER_CLICK = frozenset({CostModelKind.CPC, CostModelKind.CPUC, CostModelKind.CLICK_URL})
 PER_CONVERSION = frozenset({CostModelKind.CPA, CostModelKind.REVSHARE})
 _WAS_APPROVED = frozenset({"approved", "refunded", "chargeback"})
 _CAMPAIGN_SOURCE = (Dimension.CAMPAIGN, Dimension.SOURCE)
@@ -55,6 +61,7 @@ class Cell:
     clicks: int
     unique_clicks: int
     bot_clicks: int
+    cost: int = 0  # what the clicks' URLs said they cost
 
 
 def report_costs(
@@ -65,7 +72,11 @@ def report_costs(
     costs: dict[Key, int] = defaultdict(int)
     if not plan.history and not plan.entered:
         return costs
-    cells = _click_cells(conn, selection, splits_clicks) if _clicks_matter(plan, selection) else {}
+    cells = (
+        _click_cells(conn, plan, selection, splits_clicks)
+        if _clicks_matter(plan, selection)
+        else {}
+    )
     days = set(cells) | set(plan.entered) | set(plan.impressions)
     for campaign, day in sorted(days):
         for key, cost in _day_costs(plan, selection, campaign, day, cells.get((campaign, day), [])):
@@ -115,7 +126,7 @@ def _clicks_matter(plan: Plan, selection: Selection) -> bool:
 
 
 def _click_cells(
-    conn: Connection, selection: Selection, splits_clicks: bool
+    conn: Connection, plan: Plan, selection: Selection, splits_clicks: bool
 ) -> dict[tuple[str, date], list[Cell]]:
     """The period's clicks by campaign, local day, source and report row (and the values of
     the filtered dimensions, filtered here: a day's spread cost needs all its clicks)."""
@@ -127,19 +138,38 @@ def _click_cells(
     wide = replace(selection, group_by=(Dimension.HOUR, *extra), filters=campaign_only)
     cells: dict[tuple[str, date], list[Cell]] = defaultdict(list)
     for (slot, values), (n, unique, bots) in click_counts(conn, wide):
-        named = dict(zip(extra, values, strict=True))
-        local = datetime.fromtimestamp(slot or 0, UTC).astimezone(selection.period.zone)
-        cells[(named[Dimension.CAMPAIGN], local.date())].append(
-            Cell(
-                key=_report_key(selection, local, named) if splits_clicks else None,
-                matches=_matches(selection, named),
-                source=named[Dimension.SOURCE],
-                clicks=n,
-                unique_clicks=unique,
-                bot_clicks=bots,
-            )
-        )
+        day, cell = _cell(selection, splits_clicks, extra, slot, values)
+        cells[day].append(replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots))
+    priced = [
+        campaign
+        for campaign, versions in plan.history.items()
+        if any(v.model is CostModelKind.CLICK_URL for v in versions)
+    ]
+    if priced:  # cells of no clicks (no weight in a spread), only of what they cost
+        for (slot, values), cost in click_cost_sums(conn, wide, priced):
+            day, cell = _cell(selection, splits_clicks, extra, slot, values)
+            cells[day].append(replace(cell, cost=cost))
     return cells
+
+
+def _cell(
+    selection: Selection,
+    splits_clicks: bool,
+    extra: tuple[Dimension, ...],
+    slot: int | None,
+    values: tuple[str, ...],
+) -> tuple[tuple[str, date], Cell]:
+    named = dict(zip(extra, values, strict=True))
+    local = datetime.fromtimestamp(slot or 0, UTC).astimezone(selection.period.zone)
+    cell = Cell(
+        key=_report_key(selection, local, named) if splits_clicks else None,
+        matches=_matches(selection, named),
+        source=named[Dimension.SOURCE],
+        clicks=0,
+        unique_clicks=0,
+        bot_clicks=0,
+    )
+    return (named[Dimension.CAMPAIGN], local.date()), cell
 
 
 def _report_key(selection: Selection, local: datetime, named: Mapping[Dimension, str]) -> Key:
@@ -166,7 +196,7 @@ def _day_costs(
     if version.model in PER_CLICK:
         for cell in left:
             if cell.matches:
-                yield cell.key, version.rate * _priced_clicks(version, cell)
+                yield cell.key, _cell_cost(version, cell)
     elif version.model is CostModelKind.CPM:
         for source, shown in plan.impressions.get((campaign, day), {}).items():
             if source not in entered:
@@ -175,10 +205,12 @@ def _day_costs(
                 yield from _spread(cost, targets, selection, campaign, day, source)
 
 
-def _priced_clicks(version: CostModel, cell: Cell) -> int:
+def _cell_cost(version: CostModel, cell: Cell) -> int:
+    if version.model is CostModelKind.CLICK_URL:
+        return cell.cost
     if version.model is CostModelKind.CPUC:
-        return cell.unique_clicks
-    return cell.clicks if version.counts_bots else cell.clicks - cell.bot_clicks
+        return version.rate * cell.unique_clicks
+    return version.rate * (cell.clicks if version.counts_bots else cell.clicks - cell.bot_clicks)
 
 
 def _spread(

@@ -36,6 +36,7 @@ def _owned(table: str) -> list[sa.ForeignKeyConstraint]:
 
 
 def upgrade() -> None:
+    op.add_column("clicks", sa.Column("cost", sa.BigInteger(), nullable=True))
     op.create_table(
         "cost_models",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -84,3 +85,5 @@ def downgrade() -> None:
     op.drop_table("cost_days")
     op.drop_index("ix_cost_models_workspace", table_name="cost_models")
     op.drop_table("cost_models")
+    with op.batch_alter_table("clicks") as batch:
+        batch.drop_column("cost")
