@@ -177,6 +177,11 @@ DASHBOARD: dict[str, Access] = {
     f"GET {D}/campaigns/{{campaign_id}}": Access.VIEWER,
     f"POST {D}/campaigns/{{campaign_id}}": Access.MEMBER,
     f"POST {D}/campaigns/{{campaign_id}}/status": Access.MEMBER,
+    f"GET {D}/campaigns/{{campaign_id}}/costs": Access.VIEWER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/model": Access.MEMBER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days": Access.MEMBER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days/delete": Access.MEMBER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/import": Access.MEMBER,
     f"GET {D}/sources": Access.VIEWER,
     f"GET {D}/sources/new": Access.MEMBER,
     f"GET {D}/sources/mapping-row": Access.VIEWER,
@@ -235,6 +240,9 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/members/{{user_id}}/role": {"role": "viewer"},
     f"POST {D}/settings/forget-buyer": {"buyer": "ana@example.com"},
     f"POST {D}/api-keys": {"name": "laptop"},
+    f"POST {D}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0,05"},
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days": {"day": "2026-12-01", "cost": "10"},
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days/delete": {"day": "2026-12-01"},
 }
 
 # Routes whose body is a multipart form with a file: the file sent with their body (or form).
@@ -244,6 +252,7 @@ UPLOADS: dict[str, tuple[str, bytes]] = {
     f"POST {W}/reconciliations": ("sales.csv", SALES_CSV),
     f"POST {D}/reconciliation": ("sales.csv", SALES_CSV),
     f"POST {W}/campaigns/{{campaign_id}}/costs/days/import": ("costs.csv", COSTS_CSV),
+    f"POST {D}/campaigns/{{campaign_id}}/costs/import": ("costs.csv", COSTS_CSV),
 }
 API_BODIES[f"POST {W}/reconciliations"] = {"merchant_id": "$merchant_id"}
 DASHBOARD_FORMS[f"POST {D}/reconciliation"] = {"merchant_id": "$merchant_id"}
