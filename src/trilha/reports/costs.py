@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, select
 
@@ -23,7 +25,7 @@ from trilha.costs.models import CostModel, CostModelKind, cost_model_of, model_o
 from trilha.costs.units import PER_THOUSAND, revenue_share
 from trilha.db.schema import cost_days, cost_models
 from trilha.reports.dimensions import CLICK_COLUMNS, TIME, Dimension, time_label
-from trilha.reports.periods import local_midnight
+from trilha.reports.periods import Period, local_midnight
 from trilha.reports.query import (
     Grouped,
     Selection,
@@ -70,17 +72,11 @@ def report_costs(
     """Cost units per report row key (None: the totals only, when clicks are not split)."""
     plan = load_plan(conn, selection, currency)
     costs: dict[Key, int] = defaultdict(int)
-    if not plan.history and not plan.entered:
-        return costs
-    cells = (
-        _click_cells(conn, plan, selection, splits_clicks)
-        if _clicks_matter(plan, selection)
-        else {}
-    )
-    days = set(cells) | set(plan.entered) | set(plan.impressions)
-    for campaign, day in sorted(days):
-        for key, cost in _day_costs(plan, selection, campaign, day, cells.get((campaign, day), [])):
-            costs[key] += cost
+    if _clicks_matter(plan, selection):
+        named = {*plan.history, *(c for c, _ in plan.entered), *(c for c, _ in plan.impressions)}
+        for campaign in sorted(named):
+            for key, cost in _click_costs(conn, plan, selection, splits_clicks, campaign):
+                costs[key] += cost
     if plan.models_in_use() & PER_CONVERSION:
         for key, cost in _conversion_costs(conn, plan, selection, currency):
             costs[key] += cost
@@ -125,55 +121,114 @@ def _clicks_matter(plan: Plan, selection: Selection) -> bool:
     return bool(plan.entered or plan.impressions or plan.models_in_use() & PER_CLICK)
 
 
-def _click_cells(
-    conn: Connection, plan: Plan, selection: Selection, splits_clicks: bool
-) -> dict[tuple[str, date], list[Cell]]:
-    """The period's clicks by campaign, local day, source and report row (and the values of
-    the filtered dimensions, filtered here: a day's spread cost needs all its clicks)."""
+def _click_costs(
+    conn: Connection, plan: Plan, selection: Selection, splits_clicks: bool, campaign: str
+) -> Iterator[tuple[Key, int]]:
+    """A campaign's costs of clicks: the days with a cost entered or impressions one by one
+    (their cost is spread over the day's clicks); the others in runs of days under one
+    per-click model, each run read at the report's own levels, so that a month under one CPC
+    reads no more rows than the report itself."""
+    history = plan.history.get(campaign, [])
+    runs: list[tuple[CostModel, date, date]] = []
+    day, period = selection.period.first, selection.period
+    while day <= period.last:
+        if (campaign, day) in plan.entered or (campaign, day) in plan.impressions:
+            cells = _day_cells(conn, selection, splits_clicks, campaign, day, history)
+            yield from _day_costs(plan, selection, campaign, day, cells)
+        else:
+            version = model_on(history, day)
+            if version is not None and version.model in PER_CLICK:
+                if runs and runs[-1][0] is version and runs[-1][2] == day - timedelta(days=1):
+                    runs[-1] = (version, runs[-1][1], day)
+                else:
+                    runs.append((version, day, day))
+        day += timedelta(days=1)
+    for version, first, last in runs:
+        yield from _run_costs(conn, selection, splits_clicks, version, first, last)
+
+
+def _run_costs(
+    conn: Connection,
+    selection: Selection,
+    splits_clicks: bool,
+    version: CostModel,
+    first: date,
+    last: date,
+) -> Iterator[tuple[Key, int]]:
+    run = replace(
+        selection,
+        period=Period(first, last, selection.period.zone),
+        group_by=selection.group_by if splits_clicks else (),
+        filters={**selection.filters, Dimension.CAMPAIGN: version.campaign_id},
+    )
+    levels = run.dimensions
+    if version.model is CostModelKind.CLICK_URL:
+        for grouped, cost in click_cost_sums(conn, run, [version.campaign_id]):
+            yield _cell(run, splits_clicks, levels, grouped).key, cost
+        return
+    for grouped, (n, unique, bots) in click_counts(conn, run):
+        cell = replace(_cell(run, splits_clicks, levels, grouped), clicks=n)
+        cell = replace(cell, unique_clicks=unique, bot_clicks=bots)
+        yield cell.key, _cell_cost(version, cell)
+
+
+def _day_cells(
+    conn: Connection,
+    selection: Selection,
+    splits_clicks: bool,
+    campaign: str,
+    day: date,
+    history: Sequence[CostModel],
+) -> list[Cell]:
+    """A campaign's clicks of one day by source and report row, and by the values of the
+    filtered dimensions, filtered here: a day's spread cost needs all its clicks."""
     levels = selection.dimensions if splits_clicks else ()
-    extra = tuple(dict.fromkeys((*levels, *selection.filters, *_CAMPAIGN_SOURCE)))
-    campaign_only: dict[Dimension, str] = {
-        d: v for d, v in selection.filters.items() if d is Dimension.CAMPAIGN
-    }
-    wide = replace(selection, group_by=(Dimension.HOUR, *extra), filters=campaign_only)
-    cells: dict[tuple[str, date], list[Cell]] = defaultdict(list)
-    for (slot, values), (n, unique, bots) in click_counts(conn, wide):
-        day, cell = _cell(selection, splits_clicks, extra, slot, values)
-        cells[day].append(replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots))
-    priced = [
-        campaign
-        for campaign, versions in plan.history.items()
-        if any(v.model is CostModelKind.CLICK_URL for v in versions)
-    ]
-    if priced:  # cells of no clicks (no weight in a spread), only of what they cost
-        for (slot, values), cost in click_cost_sums(conn, wide, priced):
-            day, cell = _cell(selection, splits_clicks, extra, slot, values)
-            cells[day].append(replace(cell, cost=cost))
+    extra = tuple(dict.fromkeys((*levels, *selection.filters, Dimension.SOURCE)))
+    times = tuple(d for d in selection.group_by if d in TIME) if splits_clicks else ()
+    wide = replace(
+        selection,
+        period=Period(day, day, selection.period.zone),
+        group_by=(*times, *extra),
+        filters={Dimension.CAMPAIGN: campaign},
+    )
+    cells = []
+    for grouped, (n, unique, bots) in click_counts(conn, wide):
+        cell = _cell(selection, splits_clicks, extra, grouped)
+        cells.append(replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots))
+    if any(v.model is CostModelKind.CLICK_URL for v in history):
+        for grouped, cost in click_cost_sums(conn, wide, [campaign]):
+            cells.append(replace(_cell(selection, splits_clicks, extra, grouped), cost=cost))
     return cells
 
 
 def _cell(
-    selection: Selection,
-    splits_clicks: bool,
-    extra: tuple[Dimension, ...],
-    slot: int | None,
-    values: tuple[str, ...],
-) -> tuple[tuple[str, date], Cell]:
+    selection: Selection, splits_clicks: bool, extra: tuple[Dimension, ...], grouped: Grouped
+) -> Cell:
+    slot, values = grouped
     named = dict(zip(extra, values, strict=True))
-    local = datetime.fromtimestamp(slot or 0, UTC).astimezone(selection.period.zone)
-    cell = Cell(
+    local = None if slot is None else _local(slot, selection.period.zone)
+    return Cell(
         key=_report_key(selection, local, named) if splits_clicks else None,
         matches=_matches(selection, named),
-        source=named[Dimension.SOURCE],
+        source=named.get(Dimension.SOURCE, ""),
         clicks=0,
         unique_clicks=0,
         bot_clicks=0,
     )
-    return (named[Dimension.CAMPAIGN], local.date()), cell
 
 
-def _report_key(selection: Selection, local: datetime, named: Mapping[Dimension, str]) -> Key:
-    return tuple(time_label(d, local) if d in TIME else named[d] for d in selection.group_by)
+@lru_cache(maxsize=4096)
+def _local(slot: int, zone: ZoneInfo) -> datetime:
+    return datetime.fromtimestamp(slot, UTC).astimezone(zone)
+
+
+def _report_key(
+    selection: Selection, local: datetime | None, named: Mapping[Dimension, str]
+) -> Key:
+    return tuple(
+        time_label(d, local) if d in TIME and local is not None else named.get(d, "")
+        for d in selection.group_by
+    )
 
 
 def _matches(selection: Selection, named: Mapping[Dimension, str]) -> bool:
