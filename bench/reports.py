@@ -181,7 +181,7 @@ def _click(
         "created_at": at,
         "ip": f"200.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
         "user_agent": "bot" if is_bot else "Mozilla/5.0 (Linux; Android 14) Chrome/126 Mobile",
-        "visitor_key": f"{rng.getrandbits(64):016x}",
+        "visitor_key": rng.getrandbits(63),  # a signed BIGINT, as trilha.visitors makes it
         "device_type": "bot" if is_bot else "mobile",
         "os": "Android",
         "browser": "Chrome",
