@@ -11,6 +11,7 @@ from playwright.async_api import Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account
+from tests.dashboard.test_small_screens import PHONE, WIDEST
 from tests.factories import fetch_all, make_campaign, make_source
 from trilha.db.schema import cost_days, cost_models
 
@@ -71,3 +72,20 @@ async def test_the_model_is_set_days_entered_deleted_and_imported(
     await page.click("#lang-en")
     await expect(page.locator("h2")).to_have_text("Cost")
     await expect(page.locator("#current-model")).to_contain_text("CPA: per conversion")
+
+
+async def test_the_cost_page_fits_a_phone(page: Page, db: AsyncEngine, owner: Account) -> None:
+    campaign = await make_campaign(db, owner.workspace)
+    await page.set_viewport_size(PHONE)
+    await page.goto(f"/w/{owner.workspace.id}/campaigns/{campaign.id}/costs")
+    await page.fill("#field-cost", "250,00")
+    await page.fill("#field-impressions", "25000")
+    await page.click("#cost-day-submit")
+    await page.select_option("#field-model", "revshare")
+    await page.fill("#field-percent", "33,33")
+    await page.click("#cost-model-submit")
+    await expect(page.locator("#cost-history")).to_contain_text("33.33 %")
+
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    widest = await page.evaluate(WIDEST)
+    assert width <= PHONE["width"], f"the cost page is {width} px wide: {widest}"
