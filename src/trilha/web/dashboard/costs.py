@@ -212,11 +212,6 @@ async def _page(
     first = today - timedelta(days=LISTED_DAYS - 1)
     entered = await days.list_cost_days(conn, workspace, campaign.id, first=first, last=today)
     sources = await list_sources(conn, workspace)
-    names = {source.id: source.name for source in sources}
-    model_values = {"model": "cpc", "starts_on": today.isoformat(), "amount": "", "percent": ""}
-    if current is not None:
-        model_values |= {"model": current.model.value, **_shown(current)}
-        model_values["starts_on"] = today.isoformat()
     context = {
         "section": "campaigns",
         "campaign": campaign,
@@ -224,22 +219,10 @@ async def _page(
         "kinds": [kind.value for kind in CostModelKind],
         "current": current,
         "history": [{"version": v, **_shown(v)} for v in reversed(history)],
-        "days": [
-            {
-                "entry": d.entry,
-                "source": names.get(d.entry.source_id or "", ""),
-                "cost": "" if d.entry.cost is None else cost_text(d.entry.cost, d.currency),
-            }
-            for d in entered
-        ],
+        "days": _day_rows(entered, {source.id: source.name for source in sources}),
         "sources": sources,
         "event_types": [e.name for e in await list_event_types(conn, workspace.id)],
-        "model_values": {
-            **model_values,
-            "counts_bots": current.counts_bots if current else False,
-            "event_types": list(current.event_types) if current else ["SALE"],
-            **model.values,
-        },
+        "model_values": _model_form(current, today) | model.values,
         "model_errors": model.errors,
         "day_values": {"day": today.isoformat(), "cost": "", "impressions": "", "source_id": ""}
         | day.values,
@@ -247,6 +230,37 @@ async def _page(
         "import_errors": imported.errors,
     }
     return render(page, "dashboard/campaigns/costs.html", context, status_code=status_code)
+
+
+def _model_form(current: models.CostModel | None, today: date) -> dict[str, Any]:
+    """The model form as it opens: the model in force, from today on."""
+    if current is None:
+        return {
+            "model": "cpc",
+            "starts_on": today.isoformat(),
+            "amount": "",
+            "percent": "",
+            "counts_bots": False,
+            "event_types": ["SALE"],
+        }
+    return {
+        "model": current.model.value,
+        "starts_on": today.isoformat(),
+        **_shown(current),
+        "counts_bots": current.counts_bots,
+        "event_types": list(current.event_types),
+    }
+
+
+def _day_rows(entered: list[days.CostDay], names: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "entry": d.entry,
+            "source": names.get(d.entry.source_id or "", ""),
+            "cost": "" if d.entry.cost is None else cost_text(d.entry.cost, d.currency),
+        }
+        for d in entered
+    ]
 
 
 def _shown(version: models.CostModel) -> dict[str, str]:
