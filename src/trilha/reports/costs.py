@@ -12,7 +12,7 @@ that has only its time, campaign and source ("" at the other levels).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
@@ -314,34 +314,62 @@ def shares(total: int, weights: Sequence[int]) -> list[int]:
 
 def _conversion_costs(
     conn: Connection, plan: Plan, selection: Selection, currency: str
-) -> Iterable[tuple[Key, int]]:
-    """CPA and revshare costs, in the rows of the conversions they are paid for."""
-    extra = tuple(dict.fromkeys((*selection.dimensions, *_CAMPAIGN_SOURCE, Dimension.EVENT_TYPE)))
-    wide = replace(selection, group_by=(Dimension.HOUR, *extra))
-    for grouped, sums in conversion_sums(conn, wide):
-        cost = _conversion_cost(plan, selection, currency, extra, grouped, sums)
-        if cost is not None:
-            yield cost
+) -> Iterator[tuple[Key, int]]:
+    """CPA and revshare costs, in the rows of the conversions they are paid for: read in runs
+    of days under one version, at the report's levels; a day with a cost entered for one
+    source is a run of its own, that source's conversions left out."""
+    levels = tuple(dict.fromkeys((*selection.group_by, *_CAMPAIGN_SOURCE, Dimension.EVENT_TYPE)))
+    for campaign, history in sorted(plan.history.items()):
+        if not any(v.model in PER_CONVERSION for v in history):
+            continue
+        for version, first, last, entered in _conversion_runs(plan, selection, campaign):
+            run = replace(
+                selection,
+                period=Period(first, last, selection.period.zone),
+                group_by=levels,
+                filters={**selection.filters, Dimension.CAMPAIGN: campaign},
+            )
+            for grouped, sums in conversion_sums(conn, run):
+                cost = _conversion_cost(selection, run, currency, version, entered, grouped, sums)
+                if cost is not None:
+                    yield cost
+
+
+Run = tuple[CostModel, date, date, Mapping[str, int]]
+
+
+def _conversion_runs(plan: Plan, selection: Selection, campaign: str) -> list[Run]:
+    history, runs = plan.history[campaign], list[Run]()
+    day, period = selection.period.first, selection.period
+    while day <= period.last:
+        version = model_on(history, day)
+        entered = plan.entered.get((campaign, day), {})
+        if version is not None and version.model in PER_CONVERSION and "" not in entered:
+            last = runs[-1] if runs else None
+            follows = last is not None and last[2] == day - timedelta(days=1)
+            if last and follows and not entered and not last[3] and last[0] is version:
+                runs[-1] = (version, last[1], day, entered)
+            else:
+                runs.append((version, day, day, entered))
+        day += timedelta(days=1)
+    return runs
 
 
 def _conversion_cost(
-    plan: Plan,
     selection: Selection,
+    run: Selection,
     currency: str,
-    extra: tuple[Dimension, ...],
+    version: CostModel,
+    entered: Mapping[str, int],
     grouped: Grouped,
     sums: Sequence[Any],
 ) -> tuple[Key, int] | None:
     slot, values = grouped
-    named = dict(zip(extra, values, strict=True))
-    local = datetime.fromtimestamp(slot or 0, UTC).astimezone(selection.period.zone)
-    campaign, day = named[Dimension.CAMPAIGN], local.date()
-    entered = plan.entered.get((campaign, day), {})
-    version = model_on(plan.history.get(campaign, []), day)
-    if version is None or "" in entered or named[Dimension.SOURCE] in entered:
+    named = dict(zip(run.dimensions, values, strict=True))
+    if named[Dimension.SOURCE] in entered:
         return None
     status, row_currency, _, is_revenue, n, value = sums
-    key = _report_key(selection, local, named)
+    key = _report_key(selection, None if slot is None else _local(slot, run.period.zone), named)
     if version.model is CostModelKind.CPA:
         is_paid = named[Dimension.EVENT_TYPE] in version.event_types and status in _WAS_APPROVED
         return (key, version.rate * int(n)) if is_paid else None
