@@ -1,0 +1,82 @@
+"""The outbox: the deliveries a conversion's change calls for, written in the transaction that
+records the change, so that neither exists without the other. Sending is the worker's job."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, literal_column, select
+
+from trilha.db.driver import insert_row
+from trilha.db.schema import clicks, deliveries, destinations
+from trilha.deliveries.kinds import DeliveryState
+from trilha.ids import new_id
+
+# Built once; the literal status lets the database use the workspace index alone.
+_ACTIVE = select(
+    destinations.c.id,
+    destinations.c.event_types,
+    destinations.c.statuses,
+    destinations.c.campaign_id,
+    destinations.c.source_id,
+    destinations.c.sub_id,
+).where(
+    destinations.c.workspace_id == bindparam("workspace_id"),
+    destinations.c.status == literal_column("'active'"),
+)
+_SUB1 = select(clicks.c.sub1).where(clicks.c.id == bindparam("click_id"))
+_IF_NEW = "ON CONFLICT (destination_id, conversion_id, conversion_status) DO NOTHING RETURNING id"
+
+
+def enqueue_deliveries(
+    conn: Connection, conversion: dict[str, Any], *, status: str, now: datetime
+) -> int:
+    """One pending delivery per active destination that wants this change of ``conversion``
+    (a conversions row's columns); how many were queued."""
+    wanted = wanting(conn, conversion, status)
+    queued = 0
+    for destination_id in wanted:
+        row = {
+            "id": new_id(),
+            "workspace_id": conversion["workspace_id"],
+            "destination_id": destination_id,
+            "conversion_id": conversion["id"],
+            "conversion_status": status,
+            "state": DeliveryState.PENDING,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "last_error": "",
+            "created_at": now,
+        }
+        queued += insert_row(conn, deliveries, row, returning=_IF_NEW) is not None
+    return queued
+
+
+def wanting(conn: Connection, conversion: dict[str, Any], status: str) -> list[str]:
+    """The ids of the workspace's active destinations whose filters this change passes."""
+    rows = conn.execute(_ACTIVE, {"workspace_id": conversion["workspace_id"]}).all()
+    if not rows:
+        return []
+    sub1: str | None = None
+    if conversion.get("click_id") and any(row.sub_id for row in rows):
+        sub1 = conn.execute(_SUB1, {"click_id": conversion["click_id"]}).scalar()
+    return [
+        row.id
+        for row in rows
+        if _passes(row.event_types, conversion["event_type"])
+        and _passes(row.statuses, status)
+        and row.campaign_id in (None, conversion.get("campaign_id"))
+        and row.source_id in (None, conversion.get("source_id"))
+        and row.sub_id in (None, sub1)
+    ]
+
+
+def _passes(allowed: Sequence[str], value: str) -> bool:
+    """An empty filter lets everything through.
+
+    >>> _passes([], "SALE"), _passes(["LEAD"], "SALE")
+    (True, False)
+    """
+    return not allowed or value in allowed

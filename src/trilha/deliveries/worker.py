@@ -1,0 +1,158 @@
+"""The delivery worker: claims due deliveries, sends them concurrently, records each attempt.
+
+``trilha serve`` runs one in its process, woken as soon as a postback commits; ``trilha worker``
+runs more, on any machine that shares the database. ``stop()`` (SIGTERM in the CLI) stops
+claiming and lets the requests in flight finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from datetime import UTC, datetime, timedelta
+
+import httpx
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from trilha.db.engine import reading
+from trilha.deliveries.build import Endpoints, build_request
+from trilha.deliveries.claims import any_due, claim_due
+from trilha.deliveries.jobs import Job, Skip
+from trilha.deliveries.kinds import AttemptOutcome
+from trilha.deliveries.lifecycle import purge_attempts, record_attempt
+from trilha.deliveries.send import Policy, Sent, new_client, send
+from trilha.deliveries.verify import verify_destinations
+from trilha.settings import Settings
+
+log = logging.getLogger(__name__)
+
+PURGE_INTERVAL = 3600.0  # seconds
+
+
+class DeliveryWorker:
+    def __init__(self, engine: AsyncEngine, settings: Settings) -> None:
+        self._engine = engine
+        self._reads = reading(engine)
+        self._settings = settings
+        self.policy = Policy(
+            timeout=settings.delivery_timeout,
+            response_limit=settings.delivery_response_limit,
+            allow_private=settings.delivery_allow_private,
+        )
+        self.endpoints = Endpoints(meta_graph_url=settings.meta_graph_url)
+        self._lease = timedelta(seconds=settings.delivery_lease_seconds)
+        self._wakeup = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    def wake(self) -> None:
+        """Look for due deliveries now (a conversion just committed)."""
+        self._wakeup.set()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self.run(), name="delivery worker")
+
+    def request_stop(self) -> None:
+        """Stop claiming; ``run`` returns once the sends in flight are recorded."""
+        self._stopping = True
+        self._wakeup.set()
+
+    async def stop(self) -> None:
+        self.request_stop()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def run(self) -> None:
+        in_flight: set[asyncio.Task[None]] = set()
+        last_purge = 0.0
+        loop = asyncio.get_running_loop()
+        async with new_client(self.policy) as client:
+            while not self._stopping:
+                self._wakeup.clear()
+                if loop.time() - last_purge > PURGE_INTERVAL:
+                    last_purge = loop.time()
+                    await self._upkeep(purge=True)
+                else:
+                    await self._upkeep(purge=False)
+                free = self._settings.delivery_concurrency - len(in_flight)
+                jobs = await self._claim(free) if free > 0 else []
+                for job in jobs:
+                    in_flight.add(asyncio.create_task(self.deliver(client, job)))
+                if jobs and len(jobs) < free:
+                    continue  # more may be due: claim again before waiting
+                in_flight = await self._pause(in_flight)
+            if in_flight:
+                await asyncio.gather(*in_flight, return_exceptions=True)
+
+    async def _pause(self, in_flight: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
+        """Wait for a wake-up, a finished send, or the poll interval."""
+        woken = asyncio.create_task(self._wakeup.wait())
+        try:
+            await asyncio.wait(
+                {woken, *in_flight},
+                timeout=self._settings.delivery_poll_interval,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            woken.cancel()
+        return {task for task in in_flight if not task.done()}
+
+    async def _claim(self, limit: int) -> list[Job]:
+        now = datetime.now(UTC)
+        try:
+            async with self._reads.connect() as conn:
+                if not await any_due(conn, now=now):
+                    return []
+            async with self._engine.begin() as conn:
+                return await claim_due(conn, now=now, limit=limit, lease=self._lease)
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("claiming deliveries failed: %s", type(exc).__name__)
+            return []
+
+    async def _upkeep(self, *, purge: bool) -> None:
+        now = datetime.now(UTC)
+        try:
+            await verify_destinations(
+                self._engine,
+                meta_graph_url=self._settings.meta_graph_url,
+                allow_private=self._settings.delivery_allow_private,
+                now=now,
+            )
+            if purge:
+                retention = timedelta(days=self._settings.delivery_attempt_retention_days)
+                async with self._engine.begin() as conn:
+                    await purge_attempts(conn, older_than=now - retention)
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("delivery upkeep failed: %s", type(exc).__name__)
+
+    async def deliver(self, client: httpx.AsyncClient, job: Job) -> None:
+        """Send one claimed delivery and record the attempt; a failure to record leaves the
+        lease to run out, and the delivery is tried again."""
+        try:
+            sent = await attempt(client, job, self.endpoints, self.policy)
+            async with self._engine.begin() as conn:
+                await record_attempt(
+                    conn,
+                    job,
+                    sent,
+                    now=datetime.now(UTC),
+                    spread=random.uniform(-1, 1),  # noqa: S311 (jitter, no secret)
+                )
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("delivery %s not recorded: %s", job.delivery_id, type(exc).__name__)
+        except Exception:
+            log.exception("delivery %s failed", job.delivery_id)
+
+
+async def attempt(
+    client: httpx.AsyncClient, job: Job, endpoints: Endpoints, policy: Policy
+) -> Sent:
+    """Build the delivery's request and make it once."""
+    now = datetime.now(UTC)
+    built = build_request(job, endpoints, now)
+    if isinstance(built, Skip):
+        return Sent(AttemptOutcome.SKIPPED, "", error=built.reason)
+    return await send(client, built, policy, now=now)
