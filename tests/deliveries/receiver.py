@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 that deliveries are sent to, answering by path:
 
 /ok → 200, /redirect → 302 to ``redirect_to``, /404, /410, /500 → those codes,
-/429 → 429 with ``Retry-After: 2``, /hang → no answer until the test ends;
+/429 → 429 with ``Retry-After: 2``, /big → 10 MB, /hang → no answer until the test ends;
 anything else → 200. Every request is recorded (with its arrival time).
 
 And a canary: a TCP port that must see no connection.
@@ -72,6 +72,8 @@ class Receiver:
                 if code == 429:
                     headers.append(("retry-after", "2"))
                 payload = b"answer " + str(code).encode()
+                if kind == "big":
+                    payload = b"x" * 10_000_000
                 self.send_response(code)
                 for name, value in headers:
                     self.send_header(name, value)

@@ -1,0 +1,208 @@
+"""What each kind of destination sends: a signed webhook, and Meta's Conversions API event
+(checked by a local server standing in for Meta)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.deliveries.conftest import click_on, eventually, make_destination, report
+from tests.deliveries.receiver import Receiver
+from tests.factories import fetch_all, make_workspace
+from trilha.conversions.status import Status
+from trilha.db.schema import deliveries, delivery_attempts, destinations
+from trilha.deliveries.destinations import Spec
+from trilha.deliveries.kinds import Kind, Method
+from trilha.errors import InvalidInput
+from trilha.settings import Settings
+
+TOKEN = "EAAB-meta-access-token-0123456789"
+
+
+@pytest.fixture
+def settings(settings: Settings, receiver: Receiver) -> Settings:
+    return settings.model_copy(update={"meta_graph_url": receiver.url("/meta/v21.0")})
+
+
+async def arrived(receiver: Receiver, prefix: str, count: int = 1) -> list[Any]:
+    async def enough() -> bool:
+        return len([r for r in receiver.requests if r.path.startswith(prefix)]) >= count
+
+    await eventually(enough)
+    return [r for r in receiver.requests if r.path.startswith(prefix)]
+
+
+async def test_a_webhook_is_signed_as_standard_webhooks_says(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    destination = await make_destination(
+        db, workspace, Spec("CRM", Kind.WEBHOOK, receiver.url("/hook")), settings=settings
+    )
+    click = await click_on(client, db, workspace, "?sub1=aff")
+
+    body = await report(client, workspace, click["id"])
+    [request] = await arrived(receiver, "/hook")
+
+    [delivery] = await fetch_all(db, deliveries)
+    headers = request.headers
+    assert headers["content-type"] == "application/json"
+    assert headers["webhook-id"] == delivery["id"]
+    secret = destination.secret or ""
+    assert secret.startswith("whsec_")
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + request.body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    assert headers["webhook-signature"] == f"v1,{expected}"
+    payload = json.loads(request.body)
+    assert payload["type"] == "conversion.approved"
+    assert payload["data"] | {"created_at": None} == {
+        "id": body["conversion_id"],
+        "event": "SALE",
+        "status": "approved",
+        "value": "97.00",
+        "currency": "BRL",
+        "txid": "T1",
+        "click_id": click["id"],
+        "campaign_id": click["campaign_id"],
+        "source_id": None,
+        "created_at": None,
+        "sub1": "aff",
+        "is_test": False,
+    }
+
+    async def recorded() -> bool:
+        return bool(await fetch_all(db, delivery_attempts))
+
+    await eventually(recorded)
+    [attempt] = await fetch_all(db, delivery_attempts)
+    assert secret not in attempt["request"]
+
+
+META = {"pixel_id": "1234567890", "test_event_code": "TEST42", "refund_event": "Refund"}
+
+
+async def test_meta_gets_a_purchase_and_then_the_refund(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    await make_destination(
+        db,
+        workspace,
+        Spec("Meta", Kind.META_CAPI, secret=TOKEN, config=META),
+        settings=settings,
+    )
+    click = await click_on(client, db, workspace, "?fbclid=IwAR0abc")
+
+    body = await report(client, workspace, click["id"])
+    [purchase] = await arrived(receiver, "/meta/")
+    await report(client, workspace, click["id"], status="refunded")
+    [_, refund] = await arrived(receiver, "/meta/", 2)
+
+    assert purchase.method == "POST"
+    assert purchase.path == "/meta/v21.0/1234567890/events"
+    sent = json.loads(purchase.body)
+    assert (sent["access_token"], sent["test_event_code"]) == (TOKEN, "TEST42")
+    [event] = sent["data"]
+    click_ms = int(click["created_at"].timestamp() * 1000)
+    assert event == {
+        "event_name": "Purchase",
+        "event_time": event["event_time"],
+        "event_id": body["conversion_id"],
+        "action_source": "website",
+        "user_data": {
+            "fbc": f"fb.1.{click_ms}.IwAR0abc",
+            "client_ip_address": click["ip"],
+            "client_user_agent": click["user_agent"],
+        },
+        "custom_data": {"value": 97.0, "currency": "BRL"},
+    }
+    assert isinstance(event["event_time"], int)
+    [reversal] = json.loads(refund.body)["data"]
+    assert (reversal["event_name"], reversal["event_id"]) == (
+        "Refund",
+        f"{body['conversion_id']}:refunded",
+    )
+
+    async def recorded() -> bool:
+        return len(await fetch_all(db, delivery_attempts)) == 2
+
+    await eventually(recorded)
+    assert all(TOKEN not in a["request"] for a in await fetch_all(db, delivery_attempts))
+
+
+async def test_meta_is_not_told_of_refunds_unless_asked(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    config = {"pixel_id": "1234567890"}
+    await make_destination(
+        db, workspace, Spec("Meta", Kind.META_CAPI, secret=TOKEN, config=config), settings=settings
+    )
+    click = await click_on(client, db, workspace)
+
+    await report(client, workspace, click["id"])
+    await arrived(receiver, "/meta/")
+    await report(client, workspace, click["id"], status="refunded")
+
+    async def both_done() -> bool:
+        rows = await fetch_all(db, deliveries)
+        return len(rows) == 2 and all(r["state"] != "pending" for r in rows)
+
+    await eventually(both_done)
+    states = {r["conversion_status"]: r["state"] for r in await fetch_all(db, deliveries)}
+    assert states == {"approved": "sent", "refunded": "skipped"}
+    assert len(await arrived(receiver, "/meta/")) == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        (Spec("x", Kind.POSTBACK, "https://t.example/pb?c={clickid}"), "url: unknown macro"),
+        (Spec("x", Kind.POSTBACK, "https://{sub1}.example/pb"), "url: the host may not"),
+        (Spec("x", Kind.POSTBACK, "ftp://t.example/pb"), "url: must start with http"),
+        (Spec("x", Kind.WEBHOOK, "https://t.example/h?c={sub1}"), "url: a webhook URL takes"),
+        (Spec("x", Kind.META_CAPI, config={"pixel_id": "12"}), "secret: Meta's access token"),
+        (Spec("x", Kind.META_CAPI, secret="t", config={}), "config.pixel_id:"),
+        (Spec("x", Kind.GOOGLE_ADS), "kind: google_ads destinations are not available yet"),
+    ],
+)
+async def test_a_bad_destination_is_refused_with_a_clear_error(
+    db: AsyncEngine, spec: Spec, error: str
+) -> None:
+    workspace = await make_workspace(db)
+
+    with pytest.raises(InvalidInput) as refused:
+        await make_destination(db, workspace, spec)
+
+    assert str(refused.value).startswith(error)
+    assert await fetch_all(db, destinations) == []
+
+
+async def test_a_post_postback_sends_its_query_as_a_form(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    spec = Spec(
+        "Form",
+        Kind.POSTBACK,
+        receiver.url("/form?cid={sub1}&s={status}"),
+        method=Method.POST,
+        statuses=(Status.APPROVED,),
+    )
+    await make_destination(db, workspace, spec, settings=settings)
+    click = await click_on(client, db, workspace, "?sub1=z")
+
+    await report(client, workspace, click["id"])
+    [request] = await arrived(receiver, "/form")
+
+    assert request.method == "POST"
+    assert request.body == b"cid=z&s=approved"
+    assert request.headers["content-type"] == "application/x-www-form-urlencoded"
