@@ -106,6 +106,21 @@ API: dict[str, Access] = {
     f"POST {W}/reconciliations": Access.MEMBER,
     f"GET {W}/reconciliations/{{reconciliation_id}}": Access.VIEWER,
     f"GET {W}/reconciliations/{{reconciliation_id}}/csv": Access.VIEWER,
+    "GET /api/v1/destination-templates": Access.SIGNED_IN,
+    f"GET {W}/destinations": Access.VIEWER,
+    f"POST {W}/destinations": Access.MEMBER,
+    f"GET {W}/destinations/{{destination_id}}": Access.VIEWER,
+    f"PUT {W}/destinations/{{destination_id}}": Access.MEMBER,
+    f"DELETE {W}/destinations/{{destination_id}}": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/activate": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/deactivate": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/test": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/resend": Access.MEMBER,
+    f"GET {W}/deliveries": Access.VIEWER,
+    f"GET {W}/deliveries/{{delivery_id}}": Access.VIEWER,
+    f"POST {W}/deliveries/{{delivery_id}}/retry": Access.MEMBER,
+    f"GET {W}/notices": Access.VIEWER,
+    f"POST {W}/notices/{{notice_id}}/read": Access.MEMBER,
 }
 
 # A valid body for each API route that takes one, so that what answers is the access check and
@@ -147,6 +162,20 @@ API_BODIES: dict[str, dict[str, Any]] = {
         "sold_at": "Data",
     },
     f"POST {W}/buyers/forget": {"email": "ana@example.com"},
+    f"POST {W}/destinations": {
+        "name": "New",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"PUT {W}/destinations/{{destination_id}}": {
+        "name": "Changed",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"POST {W}/destinations/{{destination_id}}/resend": {
+        "since": "2026-01-01T00:00:00Z",
+        "until": "2030-01-01T00:00:00Z",
+    },
 }
 
 D = "/w/{workspace_id}"

@@ -82,6 +82,21 @@ ROUTES = {
     ("POST", f"{WS}/reconciliations"),
     ("GET", f"{WS}/reconciliations/{{reconciliation_id}}"),
     ("GET", f"{WS}/reconciliations/{{reconciliation_id}}/csv"),
+    ("GET", "/destination-templates"),
+    ("GET", f"{WS}/destinations"),
+    ("POST", f"{WS}/destinations"),
+    ("GET", f"{WS}/destinations/{{destination_id}}"),
+    ("PUT", f"{WS}/destinations/{{destination_id}}"),
+    ("DELETE", f"{WS}/destinations/{{destination_id}}"),
+    *(
+        ("POST", f"{WS}/destinations/{{destination_id}}/{action}")
+        for action in ("activate", "deactivate", "test", "resend")
+    ),
+    ("GET", f"{WS}/deliveries"),
+    ("GET", f"{WS}/deliveries/{{delivery_id}}"),
+    ("POST", f"{WS}/deliveries/{{delivery_id}}/retry"),
+    ("GET", f"{WS}/notices"),
+    ("POST", f"{WS}/notices/{{notice_id}}/read"),
 }
 
 

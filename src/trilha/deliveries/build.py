@@ -14,6 +14,7 @@ from trilha.deliveries.meta import build_meta
 from trilha.deliveries.postback import fill_postback
 from trilha.deliveries.webhook import build_webhook
 from trilha.macros import BUILTIN_MACROS, compile_template
+from trilha.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,10 @@ class Endpoints:
     """Where the platforms' APIs are (settings, so tests can point them at a local server)."""
 
     meta_graph_url: str
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Endpoints:
+        return cls(meta_graph_url=settings.meta_graph_url)
 
 
 Builder = Callable[[Job, Endpoints, datetime], OutboundRequest | Skip]

@@ -35,42 +35,48 @@ def enqueue_deliveries(
 ) -> int:
     """One pending delivery per active destination that wants this change of ``conversion``
     (a conversions row's columns); how many were queued."""
-    wanted = wanting(conn, conversion, status)
-    queued = 0
-    for destination_id in wanted:
-        row = {
-            "id": new_id(),
-            "workspace_id": conversion["workspace_id"],
-            "destination_id": destination_id,
-            "conversion_id": conversion["id"],
-            "conversion_status": status,
-            "state": DeliveryState.PENDING,
-            "attempts": 0,
-            "next_attempt_at": now,
-            "last_error": "",
-            "created_at": now,
-        }
-        queued += insert_row(conn, deliveries, row, returning=_IF_NEW) is not None
-    return queued
-
-
-def wanting(conn: Connection, conversion: dict[str, Any], status: str) -> list[str]:
-    """The ids of the workspace's active destinations whose filters this change passes."""
     rows = conn.execute(_ACTIVE, {"workspace_id": conversion["workspace_id"]}).all()
-    if not rows:
-        return []
-    sub1: str | None = None
-    if conversion.get("click_id") and any(row.sub_id for row in rows):
-        sub1 = conn.execute(_SUB1, {"click_id": conversion["click_id"]}).scalar()
-    return [
-        row.id
+    return sum(
+        enqueue_for(conn, row.id, conversion, status, now)
         for row in rows
-        if _passes(row.event_types, conversion["event_type"])
-        and _passes(row.statuses, status)
-        and row.campaign_id in (None, conversion.get("campaign_id"))
-        and row.source_id in (None, conversion.get("source_id"))
-        and row.sub_id in (None, sub1)
-    ]
+        if wanted_by(conn, row, conversion, status)
+    )
+
+
+def enqueue_for(
+    conn: Connection, destination_id: str, conversion: dict[str, Any], status: str, now: datetime
+) -> int:
+    """Queue one delivery; 0 when the destination already has this change."""
+    row = {
+        "id": new_id(),
+        "workspace_id": conversion["workspace_id"],
+        "destination_id": destination_id,
+        "conversion_id": conversion["id"],
+        "conversion_status": status,
+        "state": DeliveryState.PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "last_error": "",
+        "created_at": now,
+    }
+    return int(insert_row(conn, deliveries, row, returning=_IF_NEW) is not None)
+
+
+def wanted_by(conn: Connection, destination: Any, conversion: dict[str, Any], status: str) -> bool:
+    """Whether this change of ``conversion`` passes the destination's filters (a destinations
+    row); none set lets everything through, each one set must match."""
+    if not (
+        _passes(destination.event_types, conversion["event_type"])
+        and _passes(destination.statuses, status)
+        and destination.campaign_id in (None, conversion.get("campaign_id"))
+        and destination.source_id in (None, conversion.get("source_id"))
+    ):
+        return False
+    if destination.sub_id is None:
+        return True
+    if "sub1" not in conversion:  # looked up once per conversion, only when a filter asks
+        conversion["sub1"] = conn.execute(_SUB1, {"click_id": conversion.get("click_id")}).scalar()
+    return bool(destination.sub_id == conversion["sub1"])
 
 
 def _passes(allowed: Sequence[str], value: str) -> bool:

@@ -18,6 +18,7 @@ from trilha.deliveries.jobs import OutboundRequest
 from trilha.deliveries.kinds import AttemptOutcome
 from trilha.deliveries.safety import Target, UnsafeTarget, resolve_target
 from trilha.deliveries.schedule import parse_retry_after
+from trilha.settings import Settings
 
 EXCERPT = 1000  # characters of an answer the attempt log keeps
 
@@ -27,6 +28,14 @@ class Policy:
     timeout: float
     response_limit: int
     allow_private: bool
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Policy:
+        return cls(
+            timeout=settings.delivery_timeout,
+            response_limit=settings.delivery_response_limit,
+            allow_private=settings.delivery_allow_private,
+        )
 
 
 @dataclass(frozen=True, slots=True)

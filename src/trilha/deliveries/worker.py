@@ -36,12 +36,8 @@ class DeliveryWorker:
         self._engine = engine
         self._reads = reading(engine)
         self._settings = settings
-        self.policy = Policy(
-            timeout=settings.delivery_timeout,
-            response_limit=settings.delivery_response_limit,
-            allow_private=settings.delivery_allow_private,
-        )
-        self.endpoints = Endpoints(meta_graph_url=settings.meta_graph_url)
+        self.policy = Policy.from_settings(settings)
+        self.endpoints = Endpoints.from_settings(settings)
         self._lease = timedelta(seconds=settings.delivery_lease_seconds)
         self._wakeup = asyncio.Event()
         self._stopping = False

@@ -9,6 +9,8 @@ from trilha.web.api import (
     campaigns,
     clicks,
     conversions,
+    deliveries,
+    destinations,
     domains,
     event_types,
     export_columns,
@@ -42,6 +44,8 @@ RESOURCES = (
     event_types,
     conversions,
     postback_log,
+    destinations,
+    deliveries,
     reports,
     reconciliations,
     export_columns,
@@ -64,3 +68,4 @@ router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
 router.include_router(health.router)
 for resource in RESOURCES:
     router.include_router(resource.router, dependencies=[Security(bearer)])
+router.include_router(destinations.templates_router, dependencies=[Security(bearer)])
