@@ -243,6 +243,19 @@ DASHBOARD: dict[str, Access] = {
     f"POST {D}/members/{{user_id}}/role": Access.OWNER,
     f"POST {D}/members/{{user_id}}/delete": Access.OWNER,
     f"POST {D}/invitations/{{invitation_id}}/delete": Access.OWNER,
+    f"GET {D}/destinations": Access.VIEWER,
+    f"GET {D}/destinations/new": Access.MEMBER,
+    f"POST {D}/destinations": Access.MEMBER,
+    f"GET {D}/destinations/{{destination_id}}": Access.VIEWER,
+    f"POST {D}/destinations/{{destination_id}}": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/test": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/status": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/resend": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/delete": Access.MEMBER,
+    f"POST {D}/notices/{{notice_id}}/read": Access.MEMBER,
+    f"GET {D}/deliveries": Access.VIEWER,
+    f"GET {D}/deliveries/{{delivery_id}}": Access.VIEWER,
+    f"POST {D}/deliveries/{{delivery_id}}/retry": Access.MEMBER,
     # API keys are the caller's own, whatever their role: the workspace only frames the page.
     f"POST {D}/api-keys": Access.VIEWER,
     f"POST {D}/api-keys/{{key_id}}/revoke": Access.VIEWER,
@@ -256,6 +269,21 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/members/{{user_id}}/role": {"role": "viewer"},
     f"POST {D}/settings/forget-buyer": {"buyer": "ana@example.com"},
     f"POST {D}/api-keys": {"name": "laptop"},
+    f"POST {D}/destinations": {
+        "name": "New",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"POST {D}/destinations/{{destination_id}}": {
+        "name": "Changed",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"POST {D}/destinations/{{destination_id}}/status": {"action": "deactivate"},
+    f"POST {D}/destinations/{{destination_id}}/resend": {
+        "since": "2026-01-01",
+        "until": "2030-01-01",
+    },
 }
 
 # Routes whose body is a multipart form with a file: the file sent with their body (or form).

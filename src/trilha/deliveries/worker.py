@@ -39,6 +39,8 @@ class DeliveryWorker:
         self.policy = Policy.from_settings(settings)
         self.endpoints = Endpoints.from_settings(settings)
         self._lease = timedelta(seconds=settings.delivery_lease_seconds)
+        # Its own generator: jitter must not move the random module's shared state.
+        self._jitter = random.Random()  # noqa: S311 (spreads retries; no secret)
         self._wakeup = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
@@ -135,7 +137,7 @@ class DeliveryWorker:
                     job,
                     sent,
                     now=datetime.now(UTC),
-                    spread=random.uniform(-1, 1),  # noqa: S311 (jitter, no secret)
+                    spread=self._jitter.uniform(-1, 1),
                 )
         except (SQLAlchemyError, OSError) as exc:
             log.warning("delivery %s not recorded: %s", job.delivery_id, type(exc).__name__)
