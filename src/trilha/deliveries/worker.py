@@ -43,6 +43,7 @@ class DeliveryWorker:
         self._jitter = random.Random()  # noqa: S311 (spreads retries; no secret)
         self._wakeup = asyncio.Event()
         self._stopping = False
+        self._finished: list[tuple[Job, Sent, datetime]] = []  # sent, not yet recorded
         self._task: asyncio.Task[None] | None = None
 
     def wake(self) -> None:
@@ -76,7 +77,7 @@ class DeliveryWorker:
                 else:
                     await self._upkeep(purge=False)
                 free = self._settings.delivery_concurrency - len(in_flight)
-                jobs = await self._claim(free) if free > 0 else []
+                jobs = await self._record_and_claim(free)
                 for job in jobs:
                     in_flight.add(asyncio.create_task(self.deliver(client, job)))
                 if jobs and len(jobs) < free:
@@ -84,6 +85,7 @@ class DeliveryWorker:
                 in_flight = await self._pause(in_flight)
             if in_flight:
                 await asyncio.gather(*in_flight, return_exceptions=True)
+            await self._record_and_claim(0)
 
     async def _pause(self, in_flight: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
         """Wait for a wake-up, a finished send, or the poll interval."""
@@ -98,16 +100,31 @@ class DeliveryWorker:
             woken.cancel()
         return {task for task in in_flight if not task.done()}
 
-    async def _claim(self, limit: int) -> list[Job]:
+    async def _record_and_claim(self, limit: int) -> list[Job]:
+        """Record the attempts finished since the last call and claim up to ``limit`` more, in
+        one transaction: one commit for many attempts, where SQLite's single writer would
+        otherwise queue a transaction per attempt. Attempts that could not be recorded leave
+        their leases to run out, and are made again."""
+        finished, self._finished = self._finished, []
         now = datetime.now(UTC)
         try:
-            async with self._reads.connect() as conn:
-                if not await any_due(conn, now=now):
+            if not finished:
+                if limit <= 0:
                     return []
+                async with self._reads.connect() as conn:
+                    if not await any_due(conn, now=now):
+                        return []
             async with self._engine.begin() as conn:
+                for job, sent, at in finished:
+                    spread = self._jitter.uniform(-1, 1)
+                    await record_attempt(conn, job, sent, now=at, spread=spread)
+                if limit <= 0:
+                    return []
                 return await claim_due(conn, now=now, limit=limit, lease=self._lease)
         except (SQLAlchemyError, OSError) as exc:
-            log.warning("claiming deliveries failed: %s", type(exc).__name__)
+            log.warning(
+                "deliveries: %d attempts not recorded: %s", len(finished), type(exc).__name__
+            )
             return []
 
     async def _upkeep(self, *, purge: bool) -> None:
@@ -127,22 +144,13 @@ class DeliveryWorker:
             log.warning("delivery upkeep failed: %s", type(exc).__name__)
 
     async def deliver(self, client: httpx.AsyncClient, job: Job) -> None:
-        """Send one claimed delivery and record the attempt; a failure to record leaves the
-        lease to run out, and the delivery is tried again."""
+        """Send one claimed delivery; the attempt is recorded with the next claim."""
         try:
             sent = await attempt(client, job, self.endpoints, self.policy)
-            async with self._engine.begin() as conn:
-                await record_attempt(
-                    conn,
-                    job,
-                    sent,
-                    now=datetime.now(UTC),
-                    spread=self._jitter.uniform(-1, 1),
-                )
-        except (SQLAlchemyError, OSError) as exc:
-            log.warning("delivery %s not recorded: %s", job.delivery_id, type(exc).__name__)
-        except Exception:
+        except Exception:  # a fault in one delivery must not end the worker: its lease runs out
             log.exception("delivery %s failed", job.delivery_id)
+            return
+        self._finished.append((job, sent, datetime.now(UTC)))
 
 
 async def attempt(
