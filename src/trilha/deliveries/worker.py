@@ -66,16 +66,17 @@ class DeliveryWorker:
 
     async def run(self) -> None:
         in_flight: set[asyncio.Task[None]] = set()
-        last_purge = 0.0
+        last_purge = last_upkeep = -PURGE_INTERVAL
         loop = asyncio.get_running_loop()
         async with new_client(self.policy) as client:
             while not self._stopping:
                 self._wakeup.clear()
-                if loop.time() - last_purge > PURGE_INTERVAL:
-                    last_purge = loop.time()
-                    await self._upkeep(purge=True)
-                else:
-                    await self._upkeep(purge=False)
+                # Destinations are verified once a poll interval, not on every wake-up.
+                if loop.time() - last_upkeep >= self._settings.delivery_poll_interval:
+                    last_upkeep = loop.time()
+                    purge = loop.time() - last_purge >= PURGE_INTERVAL
+                    last_purge = loop.time() if purge else last_purge
+                    await self._upkeep(purge=purge)
                 free = self._settings.delivery_concurrency - len(in_flight)
                 jobs = await self._record_and_claim(free)
                 for job in jobs:
