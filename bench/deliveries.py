@@ -42,6 +42,7 @@ from bench.harness import clean_env, free_port, seed, seed_campaign, server
 from trilha.db.engine import make_engine
 from trilha.db.migrate import migrate
 from trilha.db.schema import campaigns, clicks, conversions, deliveries, destinations
+from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import Spec, create_destination
 from trilha.deliveries.kinds import Kind
 from trilha.deliveries.verify import verify_destinations
@@ -116,7 +117,9 @@ async def worker_rate(database: str, count: int, concurrency: int) -> float:
         _env_file=None,
     )
     engine = make_engine(database)
-    await verify_destinations(engine, meta_graph_url="", allow_private=True, now=now)
+    await verify_destinations(
+        engine, endpoints=Endpoints.from_settings(settings), allow_private=True, now=now
+    )
     worker = DeliveryWorker(engine, settings)
     started = time.perf_counter()
     worker.start()

@@ -142,6 +142,14 @@ class Settings(BaseSettings):
     delivery_attempt_retention_days: int = Field(
         30, ge=1, le=3650, description="Days each delivery attempt's log entry is kept."
     )
+    google_oauth_url: str = Field(
+        "https://oauth2.googleapis.com/token",
+        description="Google's OAuth token endpoint, for Google Ads destinations.",
+    )
+    google_ads_url: str = Field(
+        "https://googleads.googleapis.com/v19",
+        description="Base URL of the Google Ads API, version included.",
+    )
     meta_graph_url: str = Field(
         "https://graph.facebook.com/v21.0",
         description="Base URL of Meta's Graph API, version included, for Conversions API "

@@ -33,6 +33,17 @@ def settings(settings: Settings) -> Settings:
 
 
 @pytest.fixture
+def live_settings(live_settings: Settings, receiver: Receiver) -> Settings:
+    """Google's endpoints are the receiver's."""
+    return live_settings.model_copy(
+        update={
+            "google_oauth_url": receiver.url("/google/token"),
+            "google_ads_url": receiver.url("/google/ads/v19"),
+        }
+    )
+
+
+@pytest.fixture
 def receiver() -> Iterator[Receiver]:
     server = Receiver()
     yield server
@@ -153,3 +164,30 @@ async def test_a_destination_that_keeps_answering_404_switches_itself_off(
     await page.click("#deliveries .delivery a")
     await expect(page.locator(".attempt")).to_contain_text("HTTP 404")
     await expect(page.locator(".attempt")).to_contain_text("answer 404")
+
+
+async def test_a_google_ads_destination_is_made_and_tested(
+    page: Page, db: AsyncEngine, owner: Account, receiver: Receiver
+) -> None:
+    await page.goto(f"/w/{owner.workspace.id}/destinations")
+    await page.click("#new-google_ads")
+    await page.fill("#field-name", "Google Ads")
+    for field, value in (
+        ("customer_id", "123-456-7890"),
+        ("conversion_action", "987"),
+        ("client_id", "client.apps.googleusercontent.com"),
+        ("client_secret", "GOCSPX-secret"),
+        ("developer_token", "dev-token-0123456789"),
+        ("secret", "1//refresh-token"),
+    ):
+        await page.fill(f"#field-{field}", value)
+    await page.click("#destination-submit")
+    await expect(page.locator("#flash")).to_contain_text("Destino Google Ads criado")
+
+    await page.click("#send-test")
+
+    await expect(page.locator("#test-result")).to_contain_text("Sucesso · HTTP 200")
+    await expect(page.locator("#test-result")).not_to_contain_text("dev-token-0123456789")
+    [upload] = [r for r in receiver.requests if r.path.endswith(":uploadClickConversions")]
+    assert b'"gclid":"TEST-GCLID"' in upload.body
+    assert "dev-token" not in await page.content()

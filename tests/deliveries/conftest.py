@@ -18,6 +18,7 @@ from tests.deliveries.receiver import Canary, Receiver
 from tests.dns_server import DnsServer
 from tests.factories import fetch_all, make_campaign
 from trilha.db.schema import clicks
+from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import Destination, Spec, create_destination
 from trilha.deliveries.verify import verify_destinations
 from trilha.settings import Settings
@@ -59,7 +60,7 @@ async def make_destination(
     if settings is not None:
         await verify_destinations(
             db,
-            meta_graph_url=settings.meta_graph_url,
+            endpoints=Endpoints.from_settings(settings),
             allow_private=settings.delivery_allow_private,
             now=datetime.now(UTC),
         )

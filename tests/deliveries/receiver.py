@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that deliveries are sent to, answering by path:
 
 /ok → 200, /redirect → 302 to ``redirect_to``, /404, /410, /500 → those codes,
-/429 → 429 with ``Retry-After: 2``, /big → 10 MB, /hang → no answer until the test ends;
+/429 → 429 with ``Retry-After: 2``, /big → 10 MB, /google/... → Google's answers,
+/hang → no answer until the test ends;
 anything else → 200. Every request is recorded (with its arrival time).
 
 And a canary: a TCP port that must see no connection.
@@ -74,6 +75,8 @@ class Receiver:
                 payload = b"answer " + str(code).encode()
                 if kind == "big":
                     payload = b"x" * 10_000_000
+                if kind == "google":
+                    payload = receiver.google(parts.path, body)
                 self.send_response(code)
                 for name, value in headers:
                     self.send_header(name, value)
@@ -86,6 +89,16 @@ class Receiver:
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
+
+    @staticmethod
+    def google(path: str, body: bytes) -> bytes:
+        """Google's OAuth refresh and click-conversion upload, as their answers look; a gclid
+        "unknown" is refused inside a 200 answer, as Google does."""
+        if path.endswith("/token"):
+            return b'{"access_token": "ya29.fresh-token", "expires_in": 3599}'
+        if b'"gclid":"unknown"' in body:
+            return b'{"partialFailureError": {"code": 3, "message": "The click is not found."}}'
+        return b'{"results": [{"gclid": "ok"}]}'
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"

@@ -7,7 +7,9 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from typing import Any
+from urllib.parse import parse_qs
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.deliveries.conftest import click_on, eventually, make_destination, report
 from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, make_workspace
+from tests.web.callers import make_owner
 from trilha.conversions.status import Status
 from trilha.db.schema import deliveries, delivery_attempts, destinations
 from trilha.deliveries.destinations import Spec
@@ -28,7 +31,13 @@ TOKEN = "EAAB-meta-access-token-0123456789"
 
 @pytest.fixture
 def settings(settings: Settings, receiver: Receiver) -> Settings:
-    return settings.model_copy(update={"meta_graph_url": receiver.url("/meta/v21.0")})
+    return settings.model_copy(
+        update={
+            "meta_graph_url": receiver.url("/meta/v21.0"),
+            "google_oauth_url": receiver.url("/google/token"),
+            "google_ads_url": receiver.url("/google/ads/v19"),
+        }
+    )
 
 
 async def arrived(receiver: Receiver, prefix: str, count: int = 1) -> list[Any]:
@@ -171,7 +180,8 @@ async def test_meta_is_not_told_of_refunds_unless_asked(
         (Spec("x", Kind.WEBHOOK, "https://t.example/h?c={sub1}"), "url: a webhook URL takes"),
         (Spec("x", Kind.META_CAPI, config={"pixel_id": "12"}), "secret: Meta's access token"),
         (Spec("x", Kind.META_CAPI, secret="t", config={}), "config.pixel_id:"),
-        (Spec("x", Kind.GOOGLE_ADS), "kind: google_ads destinations are not available yet"),
+        (Spec("x", Kind.TIKTOK_EVENTS), "kind: tiktok_events destinations are not available"),
+        (Spec("x", Kind.GOOGLE_ADS, secret="r", config={}), "config.customer_id: required"),
     ],
 )
 async def test_a_bad_destination_is_refused_with_a_clear_error(
@@ -206,3 +216,103 @@ async def test_a_post_postback_sends_its_query_as_a_form(
     assert request.method == "POST"
     assert request.body == b"cid=z&s=approved"
     assert request.headers["content-type"] == "application/x-www-form-urlencoded"
+
+
+GOOGLE = {
+    "customer_id": "123-456-7890",
+    "conversion_action": "987",
+    "client_id": "client.apps.googleusercontent.com",
+    "client_secret": "GOCSPX-client-secret",
+    "developer_token": "dev-token-0123456789",
+}
+
+
+async def test_google_ads_gets_the_click_conversion_with_a_fresh_token(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    spec = Spec("Google", Kind.GOOGLE_ADS, secret="1//refresh-token", config=GOOGLE)
+    await make_destination(db, workspace, spec, settings=settings)
+    click = await click_on(client, db, workspace, "?gclid=Cj0KCQ-gclid")
+
+    await report(client, workspace, click["id"])
+    token, upload = await arrived(receiver, "/google/", 2)
+
+    assert token.path == "/google/token"
+    assert parse_qs(token.body.decode()) == {
+        "grant_type": ["refresh_token"],
+        "client_id": [GOOGLE["client_id"]],
+        "client_secret": [GOOGLE["client_secret"]],
+        "refresh_token": ["1//refresh-token"],
+    }
+    assert upload.path == "/google/ads/v19/customers/1234567890:uploadClickConversions"
+    assert upload.headers["authorization"] == "Bearer ya29.fresh-token"
+    assert upload.headers["developer-token"] == GOOGLE["developer_token"]
+    sent = json.loads(upload.body)
+    [conversion] = sent["conversions"]
+    assert sent["partialFailure"] is True
+    assert conversion | {"conversionDateTime": None} == {
+        "gclid": "Cj0KCQ-gclid",
+        "conversionAction": "customers/1234567890/conversionActions/987",
+        "conversionDateTime": None,
+        "conversionValue": 97.0,
+        "currencyCode": "BRL",
+        "orderId": "T1",
+    }
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d-03:00", conversion["conversionDateTime"])
+
+    async def recorded() -> bool:
+        return bool(await fetch_all(db, delivery_attempts))
+
+    await eventually(recorded)
+    [attempt] = await fetch_all(db, delivery_attempts)
+    assert attempt["outcome"] == "success"
+    assert "ya29.fresh-token" not in attempt["request"]
+    assert GOOGLE["developer_token"] not in attempt["request"]
+
+
+async def test_a_conversion_google_refuses_inside_a_200_is_a_rejection(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    spec = Spec("Google", Kind.GOOGLE_ADS, secret="1//refresh-token", config=GOOGLE)
+    destination = await make_destination(db, workspace, spec, settings=settings)
+    click = await click_on(client, db, workspace, "?gclid=unknown")
+
+    await report(client, workspace, click["id"])
+
+    async def recorded() -> bool:
+        return bool(await fetch_all(db, delivery_attempts))
+
+    await eventually(recorded)
+    [attempt] = await fetch_all(db, delivery_attempts)
+    assert (attempt["outcome"], attempt["status_code"]) == ("rejected", 200)
+    assert attempt["error"] == "Google refused it: The click is not found."
+    [delivery] = await fetch_all(db, deliveries)
+    assert delivery["state"] == "failed"
+    [row] = await fetch_all(db, destinations, id=destination.id)
+    assert row["consecutive_failures"] == 1
+
+
+async def test_google_credentials_are_masked_in_answers(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    body = {"name": "G", "kind": "google_ads", "secret": "1//refresh-token", "config": GOOGLE}
+
+    made = await client.post(
+        f"/api/v1/workspaces/{workspace.id}/destinations", json=body, headers=owner.headers
+    )
+
+    assert made.status_code == 201, made.text
+    assert made.json()["config"]["developer_token"] == "••••6789"
+    assert made.json()["config"]["client_secret"] == "••••cret"
+    assert "1//refresh-token" not in made.text
+    changed = await client.put(
+        f"/api/v1/workspaces/{workspace.id}/destinations/{made.json()['id']}",
+        json=body | {"name": "G2", "config": {**GOOGLE, "developer_token": None}},
+        headers=owner.headers,
+    )
+    assert changed.status_code == 200, changed.text
+    [row] = await fetch_all(db, destinations)
+    assert row["config"]["developer_token"] == GOOGLE["developer_token"]  # kept

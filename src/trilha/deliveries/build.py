@@ -22,10 +22,22 @@ class Endpoints:
     """Where the platforms' APIs are (settings, so tests can point them at a local server)."""
 
     meta_graph_url: str
+    google_oauth_url: str = "https://oauth2.googleapis.com/token"
+    google_ads_url: str = "https://googleads.googleapis.com/v19"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Endpoints:
-        return cls(meta_graph_url=settings.meta_graph_url)
+        return cls(
+            meta_graph_url=settings.meta_graph_url,
+            google_oauth_url=settings.google_oauth_url,
+            google_ads_url=settings.google_ads_url,
+        )
+
+    def address_of(self, kind: Kind, url: str) -> str:
+        """The URL whose host a destination calls (a template's host holds no macro)."""
+        return {Kind.META_CAPI: self.meta_graph_url, Kind.GOOGLE_ADS: self.google_ads_url}.get(
+            kind, url
+        )
 
 
 Builder = Callable[[Job, Endpoints, datetime], OutboundRequest | Skip]

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions.status import Status
 from trilha.db.schema import campaigns, destinations, traffic_sources
-from trilha.deliveries import meta
+from trilha.deliveries import google_ads, meta
 from trilha.deliveries.kinds import SENDABLE, DestinationStatus, Kind, Method
 from trilha.deliveries.postback import check_template
 from trilha.errors import InvalidInput, NotFound
@@ -75,6 +75,14 @@ class Destination:
         """
         return None if self.secret is None else masked(self.secret)
 
+    @property
+    def masked_config(self) -> dict[str, Any]:
+        """The config as answers show it: credentials in it masked."""
+        return {
+            name: masked(str(value)) if name in google_ads.SECRET_KEYS and value else value
+            for name, value in self.config.items()
+        }
+
 
 def masked(secret: str) -> str:
     return "••••" + (secret[-4:] if len(secret) >= 16 else "")
@@ -108,7 +116,9 @@ def new_webhook_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
 
 
-def checked(spec: Spec, *, stored_secret: str | None = None) -> dict[str, Any]:
+def checked(
+    spec: Spec, *, stored_secret: str | None = None, stored_config: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The spec's columns, each value checked; InvalidInput naming the field otherwise."""
     if spec.kind not in SENDABLE:
         raise InvalidInput({"kind": f"{spec.kind} destinations are not available yet"})
@@ -121,10 +131,15 @@ def checked(spec: Spec, *, stored_secret: str | None = None) -> dict[str, Any]:
         if "{" in url:
             raise InvalidInput({"url": "a webhook URL takes no macros"})
         secret = secret or new_webhook_secret()
-    else:
+    elif spec.kind is Kind.META_CAPI:
         url, method, config = "", Method.POST, meta.check_config(config)
         if not secret:
             raise InvalidInput({"secret": "Meta's access token is required"})
+    else:
+        url, method = "", Method.POST
+        config = google_ads.check_config(config, stored_config)
+        if not secret:
+            raise InvalidInput({"secret": "the OAuth refresh token is required"})
     return {
         "name": require_text(spec.name, "name", max_length=NAME_MAX),
         "kind": spec.kind,
@@ -214,7 +229,12 @@ async def update_destination(
 ) -> Destination:
     """Replace what the user set; the destination is checked again before it sends."""
     current = await get_destination(conn, workspace, destination_id)
-    columns = checked(spec, stored_secret=current.secret if spec.kind is current.kind else None)
+    same_kind = spec.kind is current.kind
+    columns = checked(
+        spec,
+        stored_secret=current.secret if same_kind else None,
+        stored_config=current.config if same_kind else None,
+    )
     await _check_refs(conn, workspace, columns)
     await conn.execute(
         update(destinations)

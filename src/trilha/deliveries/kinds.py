@@ -14,7 +14,7 @@ class Kind(StrEnum):
 
 
 # The kinds trilha can send today; the others are refused with a clear error.
-SENDABLE = frozenset({Kind.POSTBACK, Kind.WEBHOOK, Kind.META_CAPI})
+SENDABLE = frozenset({Kind.POSTBACK, Kind.WEBHOOK, Kind.META_CAPI, Kind.GOOGLE_ADS})
 
 
 class Method(StrEnum):

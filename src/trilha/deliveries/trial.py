@@ -1,7 +1,8 @@
 """ "Send test": a destination's request for a sample sale, made once and shown, never stored.
 
 The sample is a SALE of 97.00 in the workspace's currency, approved now, on a click whose sub1
-is ``test``; Meta gets it with the destination's test event code, if it has one.
+is ``test`` (its gclid ``TEST-GCLID``, its fbclid ``TEST-FBCLID``); Meta gets it with the
+destination's test event code, if it has one.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ def sample_job(destination: Destination, workspace: Workspace, *, now: datetime)
         "country": "BR",
         "referrer": "",
         "sub1": "test",
+        "fbclid": "TEST-FBCLID",
+        "gclid": "TEST-GCLID",
+        "params": {},
     }
     link = Link(
         campaign_id="test-campaign",

@@ -9,20 +9,16 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.schema import destinations
-from trilha.deliveries.destinations import Destination, destination_of
-from trilha.deliveries.kinds import DestinationStatus, Kind
+from trilha.deliveries.build import Endpoints
+from trilha.deliveries.destinations import destination_of
+from trilha.deliveries.kinds import DestinationStatus
 from trilha.deliveries.safety import UnsafeTarget, resolve_target
 
 BATCH = 50
 
 
-def address_of(destination: Destination, *, meta_graph_url: str) -> str:
-    """The URL whose host a destination calls (a template's host holds no macro)."""
-    return meta_graph_url if destination.kind is Kind.META_CAPI else destination.url
-
-
 async def verify_destinations(
-    engine: AsyncEngine, *, meta_graph_url: str, allow_private: bool, now: datetime
+    engine: AsyncEngine, *, endpoints: Endpoints, allow_private: bool, now: datetime
 ) -> int:
     """Check the destinations waiting to be verified; how many were.
 
@@ -40,7 +36,7 @@ async def verify_destinations(
         destination = destination_of(row)
         try:
             await resolve_target(
-                address_of(destination, meta_graph_url=meta_graph_url), allow_private=allow_private
+                endpoints.address_of(destination.kind, destination.url), allow_private=allow_private
             )
             status, reason = DestinationStatus.ACTIVE, ""
         except UnsafeTarget as exc:

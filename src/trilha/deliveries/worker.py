@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -19,8 +20,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from trilha.db.engine import reading
 from trilha.deliveries.build import Endpoints, build_request
 from trilha.deliveries.claims import any_due, claim_due
+from trilha.deliveries.google_ads import (
+    access_token_of,
+    refusal_of,
+    token_request,
+    upload_request,
+)
 from trilha.deliveries.jobs import Job, Skip
-from trilha.deliveries.kinds import AttemptOutcome
+from trilha.deliveries.kinds import AttemptOutcome, Kind
 from trilha.deliveries.lifecycle import purge_attempts, record_attempt
 from trilha.deliveries.send import Policy, Sent, new_client, send
 from trilha.deliveries.verify import verify_destinations
@@ -133,7 +140,7 @@ class DeliveryWorker:
         try:
             await verify_destinations(
                 self._engine,
-                meta_graph_url=self._settings.meta_graph_url,
+                endpoints=self.endpoints,
                 allow_private=self._settings.delivery_allow_private,
                 now=now,
             )
@@ -159,7 +166,35 @@ async def attempt(
 ) -> Sent:
     """Build the delivery's request and make it once."""
     now = datetime.now(UTC)
+    if job.destination.kind is Kind.GOOGLE_ADS:
+        return await upload_to_google(client, job, endpoints, policy, now=now)
     built = build_request(job, endpoints, now)
     if isinstance(built, Skip):
         return Sent(AttemptOutcome.SKIPPED, "", error=built.reason)
     return await send(client, built, policy, now=now)
+
+
+async def upload_to_google(
+    client: httpx.AsyncClient, job: Job, endpoints: Endpoints, policy: Policy, *, now: datetime
+) -> Sent:
+    """The OAuth refresh, then the upload; a refusal inside a 200 answer is a rejection."""
+    built = upload_request(job, ads_url=endpoints.google_ads_url, access_token="", now=now)
+    if isinstance(built, Skip):
+        return Sent(AttemptOutcome.SKIPPED, "", error=built.reason)
+    refreshed = await send(
+        client, token_request(job, oauth_url=endpoints.google_oauth_url), policy, now=now
+    )
+    token = (
+        access_token_of(refreshed.response) if refreshed.outcome is AttemptOutcome.SUCCESS else None
+    )
+    if token is None:
+        error = refreshed.error or "no access_token in the answer"
+        return replace(refreshed, error=f"OAuth refresh failed: {error}"[:500])
+    built = upload_request(job, ads_url=endpoints.google_ads_url, access_token=token, now=now)
+    if isinstance(built, Skip):
+        return Sent(AttemptOutcome.SKIPPED, "", error=built.reason)
+    sent = await send(client, built, policy, now=now)
+    refusal = refusal_of(sent.response) if sent.outcome is AttemptOutcome.SUCCESS else None
+    if refusal is not None:
+        return replace(sent, outcome=AttemptOutcome.REJECTED, error=f"Google refused it: {refusal}")
+    return sent

@@ -21,7 +21,7 @@ class DestinationIn(Input):
     url: str = checked(
         "",
         description="postback: a URL template with macros (see GET /api/v1/destination-templates)"
-        "; webhook: the URL to POST to; meta_capi: unused.",
+        "; webhook: the URL to POST to; meta_capi and google_ads: unused.",
         maxLength=MAX_URL,
     )
     method: Method = Field(Method.GET, description="postback only; the others always POST.")
@@ -36,14 +36,17 @@ class DestinationIn(Input):
     sub_id: str | None = checked(None, description="Only clicks whose sub1 is this.", maxLength=200)
     secret: str | None = checked(
         None,
-        description="meta_capi: the access token (required). webhook: the signing secret "
-        "(made when left out). Never shown back. On PUT, null keeps the stored one.",
+        description="meta_capi: the access token (required). google_ads: the OAuth refresh "
+        "token (required). webhook: the signing secret (made when left out). Never shown "
+        "back. On PUT, null keeps the stored one.",
         maxLength=500,
     )
     config: dict[str, Any] = Field(
         default_factory=dict,
         description="meta_capi: pixel_id, action_source, event_names, refund_event, "
-        "test_event_code.",
+        "test_event_code. google_ads: customer_id, conversion_action, login_customer_id, "
+        "client_id, client_secret, developer_token (credentials masked in answers, kept when "
+        "left out).",
     )
 
     def spec(self) -> Spec:
@@ -95,7 +98,7 @@ class DestinationOut(Answer):
             source_id=destination.source_id,
             sub_id=destination.sub_id,
             secret=destination.masked_secret,
-            config=destination.config,
+            config=destination.masked_config,
             status=destination.status,
             status_reason=destination.status_reason,
             consecutive_failures=destination.consecutive_failures,

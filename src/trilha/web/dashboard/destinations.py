@@ -12,6 +12,7 @@ from fastapi import APIRouter, Response
 from trilha.campaigns import list_campaigns, list_sources
 from trilha.conversions.status import Status
 from trilha.deliveries import destinations as store
+from trilha.deliveries import google_ads
 from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import Destination, Spec
 from trilha.deliveries.kinds import SENDABLE, Kind, Method
@@ -29,7 +30,19 @@ from trilha.workspaces import Role
 router = APIRouter(route_class=DashboardRoute)
 
 RECENT = 20  # deliveries shown on a destination's page
-META_FIELDS = ("pixel_id", "action_source", "refund_event", "test_event_code")
+# The config fields each kind's form shows (credentials among them are password inputs).
+CONFIG_FIELDS = {
+    Kind.META_CAPI: ("pixel_id", "action_source", "refund_event", "test_event_code"),
+    Kind.GOOGLE_ADS: (
+        "customer_id",
+        "conversion_action",
+        "login_customer_id",
+        "client_id",
+        "client_secret",
+        "developer_token",
+    ),
+}
+ALL_CONFIG_FIELDS = tuple(name for names in CONFIG_FIELDS.values() for name in names)
 
 
 @router.get("/w/{workspace_id}/destinations")
@@ -167,7 +180,7 @@ def _day(page: Page, value: str, field: str) -> datetime:
 
 def _spec(form: Form) -> Spec:
     kind = Kind(form["kind"])
-    config = {name: form[name].strip() for name in META_FIELDS if form[name].strip()}
+    config = {name: form[name].strip() for name in CONFIG_FIELDS.get(kind, ()) if form[name]}
     return Spec(
         name=form["name"],
         kind=kind,
@@ -179,7 +192,7 @@ def _spec(form: Form) -> Spec:
         source_id=form["source_id"] or None,
         sub_id=form["sub_id"].strip() or None,
         secret=form["secret"].strip() or None,
-        config=config if kind is Kind.META_CAPI else {},
+        config=config,
     )
 
 
@@ -190,7 +203,8 @@ def _errors(exc: InvalidInput | ValueError) -> dict[str, str]:
 
 
 def _values(form: Form) -> dict[str, Any]:
-    values: dict[str, Any] = {name: form[name] for name in form.data if name != "secret"}
+    hidden = {"secret", *google_ads.SECRET_KEYS}
+    values: dict[str, Any] = {name: form[name] for name in form.data if name not in hidden}
     values["statuses"] = form.getlist("statuses")
     return values
 
@@ -206,7 +220,11 @@ def _stored(destination: Destination) -> dict[str, Any]:
         "campaign_id": destination.campaign_id or "",
         "source_id": destination.source_id or "",
         "sub_id": destination.sub_id or "",
-        **{name: str(destination.config.get(name) or "") for name in META_FIELDS},
+        **{
+            name: str(destination.config.get(name) or "")
+            for name in ALL_CONFIG_FIELDS
+            if name not in google_ads.SECRET_KEYS
+        },
     }
 
 
@@ -230,7 +248,7 @@ async def _form(
         "destination": destination,
         "values": values,
         "errors": errors,
-        "known_fields": ["name", "url", "secret", "sub_id", *META_FIELDS],
+        "known_fields": ["name", "url", "secret", "sub_id", *ALL_CONFIG_FIELDS],
         "kinds": sorted(k.value for k in SENDABLE),
         "statuses": [s.value for s in Status],
         "campaigns": await list_campaigns(conn, page.workspace),
