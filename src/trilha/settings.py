@@ -142,6 +142,17 @@ class Settings(BaseSettings):
     delivery_attempt_retention_days: int = Field(
         30, ge=1, le=3650, description="Days each delivery attempt's log entry is kept."
     )
+    smtp_host: str | None = Field(
+        None,
+        description="SMTP server that e-mails notices to workspace owners (none: in-app only).",
+    )
+    smtp_port: int = Field(25, ge=1, le=65535, description="Port of TRILHA_SMTP_HOST.")
+    smtp_starttls: bool = Field(
+        False, description="Whether to upgrade the SMTP link with STARTTLS."
+    )
+    smtp_username: str | None = Field(None, description="SMTP user name, if it asks for one.")
+    smtp_password: str | None = Field(None, description="SMTP password.")
+    smtp_from: str = Field("trilha@localhost", description="Sender address of notice e-mails.")
     google_oauth_url: str = Field(
         "https://oauth2.googleapis.com/token",
         description="Google's OAuth token endpoint, for Google Ads destinations.",

@@ -604,5 +604,6 @@ notices = Table(
     Column("message", Text, nullable=False),
     Column("created_at", Timestamp, nullable=False),
     Column("read_at", Timestamp),
+    Column("emailed_at", Timestamp),  # set when a worker takes it to e-mail the owners
     Index("ix_notices_workspace_time", "workspace_id", "created_at"),
 )

@@ -29,6 +29,7 @@ from trilha.deliveries.google_ads import (
 from trilha.deliveries.jobs import Job, Skip
 from trilha.deliveries.kinds import AttemptOutcome, Kind
 from trilha.deliveries.lifecycle import purge_attempts, record_attempt
+from trilha.deliveries.mail import Mailer, email_notices
 from trilha.deliveries.send import Policy, Sent, new_client, send
 from trilha.deliveries.verify import verify_destinations
 from trilha.settings import Settings
@@ -45,6 +46,7 @@ class DeliveryWorker:
         self._settings = settings
         self.policy = Policy.from_settings(settings)
         self.endpoints = Endpoints.from_settings(settings)
+        self._mailer = Mailer.from_settings(settings)
         self._lease = timedelta(seconds=settings.delivery_lease_seconds)
         # Its own generator: jitter must not move the random module's shared state.
         self._jitter = random.Random()  # noqa: S311 (spreads retries; no secret)
@@ -144,6 +146,8 @@ class DeliveryWorker:
                 allow_private=self._settings.delivery_allow_private,
                 now=now,
             )
+            if self._mailer is not None:
+                await email_notices(self._engine, self._mailer, now=now)
             if purge:
                 retention = timedelta(days=self._settings.delivery_attempt_retention_days)
                 async with self._engine.begin() as conn:
