@@ -161,6 +161,10 @@ class Settings(BaseSettings):
         "https://googleads.googleapis.com/v19",
         description="Base URL of the Google Ads API, version included.",
     )
+    tiktok_events_url: str = Field(
+        "https://business-api.tiktok.com/open_api/v1.3",
+        description="Base URL of TikTok's Events API, version included.",
+    )
     meta_graph_url: str = Field(
         "https://graph.facebook.com/v21.0",
         description="Base URL of Meta's Graph API, version included, for Conversions API "

@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 that deliveries are sent to, answering by path:
 
 /ok → 200, /redirect → 302 to ``redirect_to``, /404, /410, /500 → those codes,
-/429 → 429 with ``Retry-After: 2``, /big → 10 MB, /google/... → Google's answers,
+/429 → 429 with ``Retry-After: 2``, /big → 10 MB, /google/... and /tiktok/... → their answers,
 /hang → no answer until the test ends;
 anything else → 200. Every request is recorded (with its arrival time).
 
@@ -77,6 +77,8 @@ class Receiver:
                     payload = b"x" * 10_000_000
                 if kind == "google":
                     payload = receiver.google(parts.path, body)
+                if kind == "tiktok":  # TikTok's answer to an event it took
+                    payload = b'{"code": 0, "message": "OK", "data": {}}'
                 self.send_response(code)
                 for name, value in headers:
                     self.send_header(name, value)

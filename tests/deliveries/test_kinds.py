@@ -36,6 +36,7 @@ def settings(settings: Settings, receiver: Receiver) -> Settings:
             "meta_graph_url": receiver.url("/meta/v21.0"),
             "google_oauth_url": receiver.url("/google/token"),
             "google_ads_url": receiver.url("/google/ads/v19"),
+            "tiktok_events_url": receiver.url("/tiktok/v1.3"),
         }
     )
 
@@ -180,7 +181,7 @@ async def test_meta_is_not_told_of_refunds_unless_asked(
         (Spec("x", Kind.WEBHOOK, "https://t.example/h?c={sub1}"), "url: a webhook URL takes"),
         (Spec("x", Kind.META_CAPI, config={"pixel_id": "12"}), "secret: Meta's access token"),
         (Spec("x", Kind.META_CAPI, secret="t", config={}), "config.pixel_id:"),
-        (Spec("x", Kind.TIKTOK_EVENTS), "kind: tiktok_events destinations are not available"),
+        (Spec("x", Kind.TIKTOK_EVENTS, secret="t", config={}), "config.pixel_code:"),
         (Spec("x", Kind.GOOGLE_ADS, secret="r", config={}), "config.customer_id: required"),
     ],
 )
@@ -316,3 +317,50 @@ async def test_google_credentials_are_masked_in_answers(
     assert changed.status_code == 200, changed.text
     [row] = await fetch_all(db, destinations)
     assert row["config"]["developer_token"] == GOOGLE["developer_token"]  # kept
+
+
+TIKTOK = {"pixel_code": "C4ABCDEF12345", "test_event_code": "TEST12345"}
+
+
+async def test_tiktok_gets_a_complete_payment_with_the_ttclid(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)
+    spec = Spec("TikTok", Kind.TIKTOK_EVENTS, secret="tt-access-token-0123", config=TIKTOK)
+    await make_destination(db, workspace, spec, settings=settings)
+    click = await click_on(client, db, workspace, "?ttclid=E.C.P.tt-click")
+
+    body = await report(client, workspace, click["id"])
+    [request] = await arrived(receiver, "/tiktok/")
+
+    assert request.path == "/tiktok/v1.3/event/track/"
+    assert request.headers["access-token"] == "tt-access-token-0123"
+    sent = json.loads(request.body)
+    [event] = sent["data"]
+    assert (sent["event_source"], sent["event_source_id"], sent["test_event_code"]) == (
+        "web",
+        "C4ABCDEF12345",
+        "TEST12345",
+    )
+    assert event | {"event_time": None} == {
+        "event": "CompletePayment",
+        "event_time": None,
+        "event_id": body["conversion_id"],
+        "user": {
+            "ttclid": "E.C.P.tt-click",
+            "ip": click["ip"],
+            "user_agent": click["user_agent"],
+        },
+        "properties": {"value": 97.0, "currency": "BRL", "order_id": "T1"},
+    }
+
+    async def recorded() -> bool:
+        return bool(await fetch_all(db, delivery_attempts))
+
+    await eventually(recorded)
+    [attempt] = await fetch_all(db, delivery_attempts)
+    assert (attempt["outcome"], attempt["response"]) == (
+        "success",
+        '{"code": 0, "message": "OK", "data": {}}',
+    )
+    assert "tt-access-token-0123" not in attempt["request"]

@@ -12,6 +12,7 @@ from trilha.deliveries.jobs import Job, OutboundRequest, Skip
 from trilha.deliveries.kinds import Kind, Method
 from trilha.deliveries.meta import build_meta
 from trilha.deliveries.postback import fill_postback
+from trilha.deliveries.tiktok import build_tiktok
 from trilha.deliveries.webhook import build_webhook
 from trilha.macros import BUILTIN_MACROS, compile_template
 from trilha.settings import Settings
@@ -24,6 +25,7 @@ class Endpoints:
     meta_graph_url: str
     google_oauth_url: str = "https://oauth2.googleapis.com/token"
     google_ads_url: str = "https://googleads.googleapis.com/v19"
+    tiktok_events_url: str = "https://business-api.tiktok.com/open_api/v1.3"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Endpoints:
@@ -31,13 +33,16 @@ class Endpoints:
             meta_graph_url=settings.meta_graph_url,
             google_oauth_url=settings.google_oauth_url,
             google_ads_url=settings.google_ads_url,
+            tiktok_events_url=settings.tiktok_events_url,
         )
 
     def address_of(self, kind: Kind, url: str) -> str:
         """The URL whose host a destination calls (a template's host holds no macro)."""
-        return {Kind.META_CAPI: self.meta_graph_url, Kind.GOOGLE_ADS: self.google_ads_url}.get(
-            kind, url
-        )
+        return {
+            Kind.META_CAPI: self.meta_graph_url,
+            Kind.GOOGLE_ADS: self.google_ads_url,
+            Kind.TIKTOK_EVENTS: self.tiktok_events_url,
+        }.get(kind, url)
 
 
 Builder = Callable[[Job, Endpoints, datetime], OutboundRequest | Skip]
@@ -75,17 +80,18 @@ def postback_values(job: Job) -> dict[str, str]:
     return values
 
 
+# Google Ads takes two requests (an OAuth refresh, then the upload): see worker.upload_to_google.
 BUILDERS: Final[dict[Kind, Builder]] = {
     Kind.POSTBACK: build_postback,
     Kind.WEBHOOK: lambda job, _, now: build_webhook(job, now=now),
     Kind.META_CAPI: lambda job, endpoints, now: build_meta(
         job, base_url=endpoints.meta_graph_url, now=now
     ),
+    Kind.TIKTOK_EVENTS: lambda job, endpoints, now: build_tiktok(
+        job, base_url=endpoints.tiktok_events_url, now=now
+    ),
 }
 
 
 def build_request(job: Job, endpoints: Endpoints, now: datetime) -> OutboundRequest | Skip:
-    builder = BUILDERS.get(job.destination.kind)
-    if builder is None:
-        return Skip(f"{job.destination.kind} destinations cannot send yet")
-    return builder(job, endpoints, now)
+    return BUILDERS[job.destination.kind](job, endpoints, now)

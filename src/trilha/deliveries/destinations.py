@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions.status import Status
 from trilha.db.schema import campaigns, destinations, traffic_sources
-from trilha.deliveries import google_ads, meta
-from trilha.deliveries.kinds import SENDABLE, DestinationStatus, Kind, Method
+from trilha.deliveries import google_ads, meta, tiktok
+from trilha.deliveries.kinds import DestinationStatus, Kind, Method
 from trilha.deliveries.postback import check_template
 from trilha.errors import InvalidInput, NotFound
 from trilha.ids import new_id
@@ -120,8 +120,6 @@ def checked(
     spec: Spec, *, stored_secret: str | None = None, stored_config: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The spec's columns, each value checked; InvalidInput naming the field otherwise."""
-    if spec.kind not in SENDABLE:
-        raise InvalidInput({"kind": f"{spec.kind} destinations are not available yet"})
     secret = spec.secret if spec.secret is not None else stored_secret
     url, method, config = spec.url, spec.method, dict(spec.config)
     if spec.kind is Kind.POSTBACK:
@@ -135,6 +133,10 @@ def checked(
         url, method, config = "", Method.POST, meta.check_config(config)
         if not secret:
             raise InvalidInput({"secret": "Meta's access token is required"})
+    elif spec.kind is Kind.TIKTOK_EVENTS:
+        url, method, config = "", Method.POST, tiktok.check_config(config)
+        if not secret:
+            raise InvalidInput({"secret": "the Events API access token is required"})
     else:
         url, method = "", Method.POST
         config = google_ads.check_config(config, stored_config)

@@ -13,10 +13,6 @@ class Kind(StrEnum):
     TIKTOK_EVENTS = "tiktok_events"
 
 
-# The kinds trilha can send today; the others are refused with a clear error.
-SENDABLE = frozenset({Kind.POSTBACK, Kind.WEBHOOK, Kind.META_CAPI, Kind.GOOGLE_ADS})
-
-
 class Method(StrEnum):
     GET = "GET"
     POST = "POST"

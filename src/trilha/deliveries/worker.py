@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.engine import reading
+from trilha.deliveries import tiktok
 from trilha.deliveries.build import Endpoints, build_request
 from trilha.deliveries.claims import any_due, claim_due
 from trilha.deliveries.google_ads import (
@@ -175,7 +176,14 @@ async def attempt(
     built = build_request(job, endpoints, now)
     if isinstance(built, Skip):
         return Sent(AttemptOutcome.SKIPPED, "", error=built.reason)
-    return await send(client, built, policy, now=now)
+    sent = await send(client, built, policy, now=now)
+    if job.destination.kind is Kind.TIKTOK_EVENTS and sent.outcome is AttemptOutcome.SUCCESS:
+        refusal = tiktok.refusal_of(sent.response)
+        if refusal is not None:
+            return replace(
+                sent, outcome=AttemptOutcome.REJECTED, error=f"TikTok refused it: {refusal}"
+            )
+    return sent
 
 
 async def upload_to_google(

@@ -46,7 +46,7 @@ class DestinationIn(Input):
         description="meta_capi: pixel_id, action_source, event_names, refund_event, "
         "test_event_code. google_ads: customer_id, conversion_action, login_customer_id, "
         "client_id, client_secret, developer_token (credentials masked in answers, kept when "
-        "left out).",
+        "left out). tiktok_events: pixel_code, event_names, test_event_code.",
     )
 
     def spec(self) -> Spec:

@@ -15,7 +15,7 @@ from trilha.deliveries import destinations as store
 from trilha.deliveries import google_ads
 from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import Destination, Spec
-from trilha.deliveries.kinds import SENDABLE, Kind, Method
+from trilha.deliveries.kinds import Kind, Method
 from trilha.deliveries.log import DeliveryFilter, list_deliveries, resend_range
 from trilha.deliveries.notices import list_notices, mark_read
 from trilha.deliveries.postback import TEMPLATES
@@ -33,6 +33,7 @@ RECENT = 20  # deliveries shown on a destination's page
 # The config fields each kind's form shows (credentials among them are password inputs).
 CONFIG_FIELDS = {
     Kind.META_CAPI: ("pixel_id", "action_source", "refund_event", "test_event_code"),
+    Kind.TIKTOK_EVENTS: ("pixel_code", "test_event_code"),
     Kind.GOOGLE_ADS: (
         "customer_id",
         "conversion_action",
@@ -61,7 +62,7 @@ async def new_destination(
     page: InWorkspace, conn: Db, kind: str = "postback", template: str = ""
 ) -> Response:
     page.require(Role.MEMBER)
-    chosen = Kind(kind) if kind in {k.value for k in SENDABLE} else Kind.POSTBACK
+    chosen = Kind(kind) if kind in {k.value for k in Kind} else Kind.POSTBACK
     values = {"kind": chosen.value, "url": TEMPLATES.get(template, ""), "method": "GET"}
     values["name"] = template.capitalize() if template in TEMPLATES else ""
     return await _form(page, conn, values, {})
@@ -249,7 +250,7 @@ async def _form(
         "values": values,
         "errors": errors,
         "known_fields": ["name", "url", "secret", "sub_id", *ALL_CONFIG_FIELDS],
-        "kinds": sorted(k.value for k in SENDABLE),
+        "kinds": [k.value for k in Kind],
         "statuses": [s.value for s in Status],
         "campaigns": await list_campaigns(conn, page.workspace),
         "sources": await list_sources(conn, page.workspace),
