@@ -15,6 +15,7 @@ from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, now
 from tests.web.callers import Caller, make_owner
 from trilha.db.schema import deliveries, destinations
+from trilha.deliveries.webhook import sign
 from trilha.workspaces import Workspace
 
 
@@ -205,3 +206,41 @@ async def test_a_switched_off_destination_shows_why_and_the_workspace_is_told(
 
 async def _at_least(receiver: Receiver, path: str, count: int) -> bool:
     return len(receiver.at(path)) >= count
+
+
+async def test_a_rotated_webhook_secret_signs_beside_the_old_one_for_a_day(
+    client: httpx.AsyncClient, db: AsyncEngine, receiver: Receiver
+) -> None:
+    owner, workspace = await make_owner(db)
+    made = await active(
+        client, owner, workspace, {"name": "CRM", "kind": "webhook", "url": receiver.url("/h")}
+    )
+    old = made["signing_secret"]
+
+    rotated = await client.post(
+        url(workspace, f"/destinations/{made['id']}/rotate-secret"), headers=owner.headers
+    )
+    assert rotated.status_code == 200, rotated.text
+    new = rotated.json()["signing_secret"]
+    assert new != old
+    assert old not in rotated.text.replace(new, "")
+    await eventually(lambda: _verified(client, owner, workspace, made["id"]))
+    click = await click_on(client, db, workspace)
+    await report(client, workspace, click["id"])
+    await eventually(lambda: _at_least(receiver, "/h", 1))
+
+    [request] = receiver.at("/h")
+    headers = request.headers
+    assert headers["webhook-signature"].split(" ") == [
+        sign(new, headers["webhook-id"], int(headers["webhook-timestamp"]), request.body),
+        sign(old, headers["webhook-id"], int(headers["webhook-timestamp"]), request.body),
+    ]
+
+
+async def _verified(
+    client: httpx.AsyncClient, caller: Caller, workspace: Workspace, destination_id: str
+) -> bool:
+    got = await client.get(
+        url(workspace, f"/destinations/{destination_id}"), headers=caller.headers
+    )
+    return bool(got.json()["status"] == "active")

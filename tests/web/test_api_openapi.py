@@ -90,7 +90,7 @@ ROUTES = {
     ("DELETE", f"{WS}/destinations/{{destination_id}}"),
     *(
         ("POST", f"{WS}/destinations/{{destination_id}}/{action}")
-        for action in ("activate", "deactivate", "test", "resend")
+        for action in ("activate", "deactivate", "test", "resend", "rotate-secret")
     ),
     ("GET", f"{WS}/deliveries"),
     ("GET", f"{WS}/deliveries/{{delivery_id}}"),

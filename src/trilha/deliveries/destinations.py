@@ -6,7 +6,7 @@ import base64
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Row, delete, select, update
@@ -23,6 +23,7 @@ from trilha.validation import require_http_url, require_text
 from trilha.workspaces import Workspace
 
 NAME_MAX = 120
+ROTATION_OVERLAP = timedelta(hours=24)  # a rotated webhook secret still signs this long
 SUB_ID_MAX = 200
 EVENT_TYPE_MAX = 40
 MAX_FILTERS = 20
@@ -79,9 +80,12 @@ class Destination:
     def masked_config(self) -> dict[str, Any]:
         """The config as answers show it: credentials in it masked."""
         return {
-            name: masked(str(value)) if name in google_ads.SECRET_KEYS and value else value
+            name: masked(str(value)) if name in SECRET_CONFIG and value else value
             for name, value in self.config.items()
         }
+
+
+SECRET_CONFIG = google_ads.SECRET_KEYS | {"previous_secret"}  # config keys masked in answers
 
 
 def masked(secret: str) -> str:
@@ -129,6 +133,8 @@ def checked(
         if "{" in url:
             raise InvalidInput({"url": "a webhook URL takes no macros"})
         secret = secret or new_webhook_secret()
+        # A webhook's only config is its rotation's overlap, which an edit keeps.
+        config = {k: v for k, v in (stored_config or {}).items() if k.startswith("previous_")}
     elif spec.kind is Kind.META_CAPI:
         url, method, config = "", Method.POST, meta.check_config(config)
         if not secret:
@@ -269,6 +275,27 @@ async def deactivate_destination(
             status_reason="switched off by a user",
             updated_at=now,
         )
+    )
+    return await get_destination(conn, workspace, destination_id)
+
+
+async def rotate_secret(
+    conn: AsyncConnection, workspace: Workspace, destination_id: str, *, now: datetime
+) -> Destination:
+    """A new signing secret for a webhook; for ``ROTATION_OVERLAP`` its messages are signed
+    with the old one too, so receivers can switch without losing any."""
+    current = await get_destination(conn, workspace, destination_id)
+    if current.kind is not Kind.WEBHOOK:
+        raise InvalidInput({"kind": "only webhooks have a signing secret to rotate"})
+    config = {
+        **current.config,
+        "previous_secret": current.secret,
+        "previous_until": (now + ROTATION_OVERLAP).isoformat(),
+    }
+    await conn.execute(
+        update(destinations)
+        .where(destinations.c.id == destination_id)
+        .values(secret=new_webhook_secret(), config=config, updated_at=now)
     )
     return await get_destination(conn, workspace, destination_id)
 

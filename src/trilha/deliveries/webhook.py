@@ -34,6 +34,8 @@ def build_webhook(job: Job, *, now: datetime) -> OutboundRequest:
     body = json.dumps(payload(job), separators=(",", ":")).encode()
     timestamp = int(now.timestamp())
     secret = job.destination.secret or ""
+    secrets = [secret, *_previous(job, now)]
+    signatures = " ".join(sign(s, job.delivery_id, timestamp, body) for s in secrets)
     return OutboundRequest(
         "POST",
         job.destination.url,
@@ -41,11 +43,20 @@ def build_webhook(job: Job, *, now: datetime) -> OutboundRequest:
             ("content-type", "application/json"),
             ("webhook-id", job.delivery_id),
             ("webhook-timestamp", str(timestamp)),
-            ("webhook-signature", sign(secret, job.delivery_id, timestamp, body)),
+            ("webhook-signature", signatures),
         ),
         body=body,
-        secrets=(secret,),
+        secrets=tuple(secrets),
     )
+
+
+def _previous(job: Job, now: datetime) -> list[str]:
+    """The secret before the last rotation, while it still signs."""
+    config = job.destination.config
+    until = config.get("previous_until")
+    if not config.get("previous_secret") or not until:
+        return []
+    return [config["previous_secret"]] if datetime.fromisoformat(until) > now else []
 
 
 def payload(job: Job) -> dict[str, Any]:

@@ -135,6 +135,22 @@ async def test_destination(
 
 
 @router.post(
+    "/{destination_id}/rotate-secret",
+    summary="A new signing secret for a webhook; the old one still signs for 24 hours",
+)
+async def rotate_destination_secret(
+    destination_id: str, membership: InWorkspace, conn: Db
+) -> DestinationCreated:
+    membership.require(Role.MEMBER)
+    rotated = await destinations.rotate_secret(
+        conn, membership.workspace, destination_id, now=datetime.now(UTC)
+    )
+    return DestinationCreated(
+        **DestinationOut.of(rotated).model_dump(), signing_secret=rotated.secret
+    )
+
+
+@router.post(
     "/{destination_id}/resend",
     summary="Send the destination every conversion of a time range it wants (again)",
 )

@@ -130,6 +130,19 @@ async def switch_destination(destination_id: str, page: InWorkspace, conn: Db) -
     return redirect(page, _url(page, found.id), "destinations.deactivated", name=found.name)
 
 
+@router.post("/w/{workspace_id}/destinations/{destination_id}/rotate-secret")
+async def rotate_destination_secret(destination_id: str, page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.MEMBER)
+    try:
+        rotated = await store.rotate_secret(
+            conn, page.workspace, destination_id, now=datetime.now(UTC)
+        )
+    except InvalidInput as exc:
+        found = await store.get_destination(conn, page.workspace, destination_id)
+        return await _form(page, conn, _stored(found), field_errors(exc), found, status_code=422)
+    return await _form(page, conn, _stored(rotated), {}, rotated, signing_secret=rotated.secret)
+
+
 @router.post("/w/{workspace_id}/destinations/{destination_id}/resend")
 async def resend_destination(destination_id: str, page: InWorkspace, conn: Db) -> Response:
     page.require(Role.MEMBER)
