@@ -120,3 +120,23 @@ async def test_orphans_are_told_to_no_one(
 
     assert body["status"] == "orphan"
     assert await fetch_all(db, deliveries) == []
+
+
+async def test_a_destination_added_between_postbacks_gets_the_next_one(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
+    workspace = await make_workspace(db)
+    first = await click_on(client, db, workspace)
+    await report(client, workspace, first["id"], txid="T1")  # read no destination then
+    destination = await make_destination(
+        db, workspace, Spec("Late", Kind.POSTBACK, "http://127.0.0.1:9/pb"), settings=settings
+    )
+    second = await click_on(client, db, workspace)
+
+    body = await report(client, workspace, second["id"], txid="T2")
+
+    [delivery] = await fetch_all(db, deliveries)
+    assert (delivery["destination_id"], delivery["conversion_id"]) == (
+        destination.id,
+        body["conversion_id"],
+    )
