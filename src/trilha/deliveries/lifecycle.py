@@ -43,8 +43,6 @@ async def record_attempt(
         )
     )
     values = delivery_change(job.attempts + 1, sent, now=now, spread=spread)
-    if job.lease_until is None:  # a manual send, outside any claim
-        return True
     held = await conn.execute(
         update(deliveries)
         .where(
