@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from trilha import accounts, workspaces
 from trilha.db.engine import make_engine
 from trilha.db.migrate import migrate
+from trilha.deliveries.worker import DeliveryWorker
 from trilha.errors import TrilhaError
 from trilha.passwords import hash_password
 from trilha.postbacks import unmatched
@@ -123,6 +125,35 @@ def serve(
         respawn_failed_workers=True,
         log_level=settings.log_level,  # type: ignore[arg-type]
     ).serve()
+
+
+@cli.command()
+def worker(
+    concurrency: Annotated[
+        int | None, typer.Option(help="Deliveries sent at once [TRILHA_DELIVERY_CONCURRENCY].")
+    ] = None,
+) -> None:
+    """Send deliveries (postbacks, webhooks, Conversions API events) until SIGTERM or Ctrl-C."""
+    if concurrency is not None:
+        os.environ["TRILHA_DELIVERY_CONCURRENCY"] = str(concurrency)
+    settings = Settings()
+    migrate(settings.database_url)
+    _run(run_worker(settings))
+
+
+async def run_worker(settings: Settings) -> None:
+    """One delivery worker until SIGTERM or SIGINT, then the sends in flight finish."""
+    engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+    deliveries = DeliveryWorker(engine, settings)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, deliveries.request_stop)
+    typer.echo(f"delivery worker started ({engine.dialect.name})")
+    try:
+        await deliveries.run()
+    finally:
+        await engine.dispose()
+    typer.echo("delivery worker stopped")
 
 
 async def _setup_token_if_empty(conn: AsyncConnection) -> str | None:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.click_writer import ClickWriter
 from trilha.db.engine import is_sqlite, make_engine, reading
+from trilha.deliveries.worker import DeliveryWorker
 from trilha.group_commit import BlockingWriter
 from trilha.maintenance import run_maintenance
 from trilha.postbacks.writer import PostbackWriter
@@ -29,6 +30,7 @@ class Runtime:
     postbacks: PostbackWriter
     writer: BlockingWriter  # clicks' (and on SQLite postbacks')
     postback_writer: BlockingWriter  # the same on SQLite, which has one write lock
+    deliveries: DeliveryWorker | None  # None when TRILHA_DELIVERY_WORKER is off
     countries: CountryLookup = field(default_factory=CountryLookup)
     _upkeep: asyncio.Task[None] | None = None
 
@@ -37,13 +39,18 @@ class Runtime:
         engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
         writer = BlockingWriter(engine)
         postback_writer = writer if is_sqlite(engine) else BlockingWriter(engine)
+        deliveries = DeliveryWorker(engine, settings) if settings.delivery_worker else None
         return cls(
             settings=settings,
             engine=engine,
             clicks=ClickWriter(writer),
-            postbacks=PostbackWriter(postback_writer),
+            # A committed batch may hold new deliveries: the worker looks at once.
+            postbacks=PostbackWriter(
+                postback_writer, on_commit=deliveries.wake if deliveries else None
+            ),
             writer=writer,
             postback_writer=postback_writer,
+            deliveries=deliveries,
             countries=CountryLookup(settings.geoip_database),
         )
 
@@ -62,6 +69,8 @@ class Runtime:
         self.clicks.start()
         self.postbacks.start()
         self._upkeep = asyncio.create_task(run_maintenance(self.engine, self.settings))
+        if self.deliveries is not None:
+            self.deliveries.start()
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info("serving: %s database, %s event loop", self.engine.dialect.name, loop)
 
@@ -69,6 +78,8 @@ class Runtime:
         if self._upkeep is not None:
             self._upkeep.cancel()
             await asyncio.gather(self._upkeep, return_exceptions=True)
+        if self.deliveries is not None:
+            await self.deliveries.stop()
         await self.clicks.stop()
         await self.postbacks.stop()
         for writer in self._writers:

@@ -105,6 +105,71 @@ class Settings(BaseSettings):
     login_limit_window_minutes: int = Field(
         15, ge=1, le=1440, description="Length of the sign-in limits' windows, in minutes."
     )
+    delivery_worker: bool = Field(
+        True, description="Whether `trilha serve` runs a delivery worker in its process."
+    )
+    delivery_concurrency: int = Field(
+        32, ge=1, le=1000, description="Deliveries a worker sends at the same time."
+    )
+    delivery_timeout: float = Field(
+        10.0, gt=0, le=120, description="Seconds a delivery's request may take, in all."
+    )
+    delivery_response_limit: int = Field(
+        64 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Bytes of a destination's answer read at most; the rest is not read.",
+    )
+    delivery_lease_seconds: int = Field(
+        120,
+        ge=30,
+        le=3600,
+        description="Seconds a worker holds a delivery it claimed; a worker that died lets "
+        "go of it after this.",
+    )
+    delivery_poll_interval: float = Field(
+        1.0,
+        gt=0,
+        le=60,
+        description="Seconds between a worker's looks for due deliveries (a serving process "
+        "also wakes its worker when a conversion commits).",
+    )
+    delivery_allow_private: bool = Field(
+        False,
+        description="Let deliveries reach private, loopback and link-local addresses "
+        "(tests, on-premise receivers). Off: only public addresses.",
+    )
+    delivery_attempt_retention_days: int = Field(
+        30, ge=1, le=3650, description="Days each delivery attempt's log entry is kept."
+    )
+    smtp_host: str | None = Field(
+        None,
+        description="SMTP server that e-mails notices to workspace owners (none: in-app only).",
+    )
+    smtp_port: int = Field(25, ge=1, le=65535, description="Port of TRILHA_SMTP_HOST.")
+    smtp_starttls: bool = Field(
+        False, description="Whether to upgrade the SMTP link with STARTTLS."
+    )
+    smtp_username: str | None = Field(None, description="SMTP user name, if it asks for one.")
+    smtp_password: str | None = Field(None, description="SMTP password.")
+    smtp_from: str = Field("trilha@localhost", description="Sender address of notice e-mails.")
+    google_oauth_url: str = Field(
+        "https://oauth2.googleapis.com/token",
+        description="Google's OAuth token endpoint, for Google Ads destinations.",
+    )
+    google_ads_url: str = Field(
+        "https://googleads.googleapis.com/v19",
+        description="Base URL of the Google Ads API, version included.",
+    )
+    tiktok_events_url: str = Field(
+        "https://business-api.tiktok.com/open_api/v1.3",
+        description="Base URL of TikTok's Events API, version included.",
+    )
+    meta_graph_url: str = Field(
+        "https://graph.facebook.com/v21.0",
+        description="Base URL of Meta's Graph API, version included, for Conversions API "
+        "destinations.",
+    )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         "FULL",
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",
@@ -130,6 +195,11 @@ class Settings(BaseSettings):
     @classmethod
     def _check_nameserver(cls, value: str | None) -> str | None:
         return str(ip_address(value.strip())) if value else None
+
+    @field_validator("meta_graph_url")
+    @classmethod
+    def _strip_graph_slash(cls, value: str) -> str:
+        return value.rstrip("/")
 
     @field_validator("public_url")
     @classmethod

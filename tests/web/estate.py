@@ -7,14 +7,19 @@ from dataclasses import dataclass
 from itertools import count
 
 import httpx
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import make_domain, make_source, now
+from tests.factories import fetch_all, make_domain, make_source, now
 from tests.postbacks.shop import make_merchant
 from tests.web.callers import Caller, make_member, make_owner
 from tests.web.sales import click, postback
 from trilha.accounts import create_api_key
 from trilha.currencies import save_rate
+from trilha.db.schema import deliveries, destinations, notices
+from trilha.deliveries.destinations import Spec, create_destination
+from trilha.deliveries.kinds import Kind
+from trilha.deliveries.lifecycle import switch_off
 from trilha.event_types import create_event_type
 from trilha.invitations import invite
 from trilha.reconciliation.reconcile import read_upload, reconcile
@@ -56,6 +61,7 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
     source = await make_source(db, workspace)
     domain = await make_domain(db, workspace, f"track{serial}.example.com")
     merchant = await make_merchant(db, workspace, preset="generic", key=f"loja-{serial}")
+    destination_id, notice_id = await _destinations(db, workspace)
     campaign, click_id = await click(client, db, workspace)
     sale = await postback(client, workspace, click_id=click_id, txid="T1", payout="10,00")
     orphan = await postback(client, workspace, click_id="from-email", txid="T2")
@@ -74,6 +80,7 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             rate="0.005",
             now=now(),
         )
+    [delivery] = await fetch_all(db, deliveries, conversion_id=sale["conversion_id"])
     return Estate(
         owner,
         member,
@@ -95,5 +102,25 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "reconciliation_id": reconciliation_id,
             "rate_id": rate.id,
             "day": "2026-12-01",  # a campaign's cost day
+            "destination_id": destination_id,
+            "delivery_id": delivery["id"],
+            "notice_id": notice_id,
         },
     )
+
+
+async def _destinations(db: AsyncEngine, workspace: Workspace) -> tuple[str, str]:
+    """An active destination (the sale below queues a delivery to it), and a notice that another
+    one was switched off."""
+    ids = []
+    async with db.begin() as conn:
+        for name in ("Tracker", "Old tracker"):
+            spec = Spec(name, Kind.POSTBACK, "http://127.0.0.1:9/pb?cid={sub1}")
+            made = await create_destination(conn, workspace, spec, now=now())
+            await conn.execute(
+                update(destinations).where(destinations.c.id == made.id).values(status="active")
+            )
+            ids.append(made.id)
+        await switch_off(conn, ids[1], "10 rejections in a row; the last: HTTP 404", now=now())
+    [notice] = await fetch_all(db, notices, destination_id=ids[1])
+    return ids[0], notice["id"]

@@ -118,6 +118,22 @@ API: dict[str, Access] = {
     f"PUT {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": Access.MEMBER,
     f"DELETE {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": Access.MEMBER,
     f"POST {W}/campaigns/{{campaign_id}}/costs/days/import": Access.MEMBER,
+    "GET /api/v1/destination-templates": Access.SIGNED_IN,
+    f"GET {W}/destinations": Access.VIEWER,
+    f"POST {W}/destinations": Access.MEMBER,
+    f"GET {W}/destinations/{{destination_id}}": Access.VIEWER,
+    f"PUT {W}/destinations/{{destination_id}}": Access.MEMBER,
+    f"DELETE {W}/destinations/{{destination_id}}": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/activate": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/deactivate": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/test": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/resend": Access.MEMBER,
+    f"POST {W}/destinations/{{destination_id}}/rotate-secret": Access.MEMBER,
+    f"GET {W}/deliveries": Access.VIEWER,
+    f"GET {W}/deliveries/{{delivery_id}}": Access.VIEWER,
+    f"POST {W}/deliveries/{{delivery_id}}/retry": Access.MEMBER,
+    f"GET {W}/notices": Access.VIEWER,
+    f"POST {W}/notices/{{notice_id}}/read": Access.MEMBER,
 }
 
 # A valid body for each API route that takes one, so that what answers is the access check and
@@ -163,6 +179,20 @@ API_BODIES: dict[str, dict[str, Any]] = {
     f"POST {W}/buyers/forget": {"email": "ana@example.com"},
     f"PUT {W}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0.05"},
     f"PUT {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": {"cost": "10,00"},
+    f"POST {W}/destinations": {
+        "name": "New",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"PUT {W}/destinations/{{destination_id}}": {
+        "name": "Changed",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"POST {W}/destinations/{{destination_id}}/resend": {
+        "since": "2026-01-01T00:00:00Z",
+        "until": "2030-01-01T00:00:00Z",
+    },
 }
 
 D = "/w/{workspace_id}"
@@ -241,6 +271,20 @@ DASHBOARD: dict[str, Access] = {
     f"POST {D}/members/{{user_id}}/role": Access.OWNER,
     f"POST {D}/members/{{user_id}}/delete": Access.OWNER,
     f"POST {D}/invitations/{{invitation_id}}/delete": Access.OWNER,
+    f"GET {D}/destinations": Access.VIEWER,
+    f"GET {D}/destinations/new": Access.MEMBER,
+    f"POST {D}/destinations": Access.MEMBER,
+    f"GET {D}/destinations/{{destination_id}}": Access.VIEWER,
+    f"POST {D}/destinations/{{destination_id}}": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/test": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/status": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/resend": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/rotate-secret": Access.MEMBER,
+    f"POST {D}/destinations/{{destination_id}}/delete": Access.MEMBER,
+    f"POST {D}/notices/{{notice_id}}/read": Access.MEMBER,
+    f"GET {D}/deliveries": Access.VIEWER,
+    f"GET {D}/deliveries/{{delivery_id}}": Access.VIEWER,
+    f"POST {D}/deliveries/{{delivery_id}}/retry": Access.MEMBER,
     # API keys are the caller's own, whatever their role: the workspace only frames the page.
     f"POST {D}/api-keys": Access.VIEWER,
     f"POST {D}/api-keys/{{key_id}}/revoke": Access.VIEWER,
@@ -259,6 +303,21 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0,05"},
     f"POST {D}/campaigns/{{campaign_id}}/costs/days": {"day": "2026-12-01", "cost": "10"},
     f"POST {D}/campaigns/{{campaign_id}}/costs/days/delete": {"day": "2026-12-01"},
+    f"POST {D}/destinations": {
+        "name": "New",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"POST {D}/destinations/{{destination_id}}": {
+        "name": "Changed",
+        "kind": "postback",
+        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+    },
+    f"POST {D}/destinations/{{destination_id}}/status": {"action": "deactivate"},
+    f"POST {D}/destinations/{{destination_id}}/resend": {
+        "since": "2026-01-01",
+        "until": "2030-01-01",
+    },
 }
 
 # Routes whose body is a multipart form with a file: the file sent with their body (or form).

@@ -93,6 +93,21 @@ ROUTES = {
     ("PUT", f"{WS}/campaigns/{{campaign_id}}/costs/days/{{day}}"),
     ("DELETE", f"{WS}/campaigns/{{campaign_id}}/costs/days/{{day}}"),
     ("POST", f"{WS}/campaigns/{{campaign_id}}/costs/days/import"),
+    ("GET", "/destination-templates"),
+    ("GET", f"{WS}/destinations"),
+    ("POST", f"{WS}/destinations"),
+    ("GET", f"{WS}/destinations/{{destination_id}}"),
+    ("PUT", f"{WS}/destinations/{{destination_id}}"),
+    ("DELETE", f"{WS}/destinations/{{destination_id}}"),
+    *(
+        ("POST", f"{WS}/destinations/{{destination_id}}/{action}")
+        for action in ("activate", "deactivate", "test", "resend", "rotate-secret")
+    ),
+    ("GET", f"{WS}/deliveries"),
+    ("GET", f"{WS}/deliveries/{{delivery_id}}"),
+    ("POST", f"{WS}/deliveries/{{delivery_id}}/retry"),
+    ("GET", f"{WS}/notices"),
+    ("POST", f"{WS}/notices/{{notice_id}}/read"),
 }
 
 

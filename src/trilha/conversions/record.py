@@ -22,6 +22,7 @@ from trilha.conversions.status import LEGAL_CHANGES, Status
 from trilha.currencies import convert, converted_columns
 from trilha.db.driver import insert_row
 from trilha.db.schema import conversion_status_history, conversions
+from trilha.deliveries.outbox import enqueue_deliveries
 from trilha.ids import new_id
 from trilha.money import from_minor, rounded, to_minor
 from trilha.privacy.hashes import NO_BUYER, BuyerHashes
@@ -85,37 +86,35 @@ def record_conversion(
         dedupe.mode, reported.event_type, reported.txid, attribution.raw_click_id, postback_id
     )
     conversion_id = new_id()
-    converted = convert(
-        conn, workspace_id, value_minor, reported.currency, workspace_currency, now.date()
-    )
-    inserted = insert_row(
-        conn,
-        conversions,
-        {
-            "id": conversion_id,
-            "workspace_id": workspace_id,
-            "click_id": attribution.click_id,
-            "raw_click_id": attribution.raw_click_id,
-            "campaign_id": attribution.campaign_id,
-            "source_id": attribution.source_id,
-            "merchant_id": merchant_id,
-            "event_type": reported.event_type,
-            "status": reported.status,
-            "value_minor": value_minor,
-            "currency": reported.currency,
-            "txid": reported.txid,
-            "buyer_email_sha256": reported.buyer.email_sha256,
-            "buyer_phone_sha256": reported.buyer.phone_sha256,
-            "is_test": reported.is_test,
-            "dedupe_key": key,
-            "created_at": now,
-            "status_changed_at": now,
-            **converted_columns(converted),
-        },
-        returning=_IF_NEW,
-    )
+    row = {
+        "id": conversion_id,
+        "workspace_id": workspace_id,
+        "click_id": attribution.click_id,
+        "raw_click_id": attribution.raw_click_id,
+        "campaign_id": attribution.campaign_id,
+        "source_id": attribution.source_id,
+        "merchant_id": merchant_id,
+        "event_type": reported.event_type,
+        "status": reported.status,
+        "value_minor": value_minor,
+        "currency": reported.currency,
+        "txid": reported.txid,
+        "buyer_email_sha256": reported.buyer.email_sha256,
+        "buyer_phone_sha256": reported.buyer.phone_sha256,
+        "is_test": reported.is_test,
+        "dedupe_key": key,
+        "created_at": now,
+        "status_changed_at": now,
+        **converted_columns(
+            convert(
+                conn, workspace_id, value_minor, reported.currency, workspace_currency, now.date()
+            )
+        ),
+    }
+    inserted = insert_row(conn, conversions, row, returning=_IF_NEW)
     if inserted is not None:  # no row back: the key exists, this repeats a conversion
         _append_history(conn, conversion_id, None, reported.status, postback_id, actor, now)
+        _tell(conn, row, reported.status, now)
         outcome = Outcome.CREATED if attribution.click_id else Outcome.ORPHAN
         reason = "" if attribution.click_id else "no click with this id (yet); kept as an orphan"
         return Recorded(outcome, reason, conversion_id, reported.status, {})
@@ -157,8 +156,16 @@ def _repeat(
         current = _by_key(conn, existing.workspace_id, existing.dedupe_key)
         return _repeat(conn, current, reported, value_minor, postback_id, actor, now)
     _append_history(conn, existing.id, existing.status, reported.status, postback_id, actor, now)
+    _tell(conn, dict(existing._mapping), reported.status, now)
     reason = f"{existing.status} → {reported.status}"
     return Recorded(Outcome.STATUS_CHANGED, reason, existing.id, reported.status, details)
+
+
+def _tell(conn: Connection, conversion: dict[str, Any], status: Status, now: datetime) -> None:
+    """Queue the deliveries the change calls for. Test conversions and orphans (no click to
+    name to a tracker or an ad network) are told to no one."""
+    if conversion["click_id"] and not conversion["is_test"]:
+        enqueue_deliveries(conn, conversion, status=status, now=now)
 
 
 def _by_key(conn: Connection, workspace_id: str, key: str) -> Any:

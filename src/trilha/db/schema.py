@@ -584,3 +584,96 @@ cost_days = Table(
     CheckConstraint("cost >= 0 AND impressions >= 0", name="amounts"),
     Index("ix_cost_days_workspace_day", "workspace_id", "day"),
 )
+
+# Where conversions are told onwards: a tracker's postback URL, a signed webhook, Meta's
+# Conversions API (trilha.deliveries). ``url`` is a template; ``secret`` (an access token, a
+# webhook's signing key) is never shown back, only masked. Empty ``event_types`` or
+# ``statuses`` mean all; a set filter (campaign, source, sub1) must match.
+destinations = Table(
+    "destinations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(120), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("method", String(8), nullable=False, server_default="GET"),
+    Column("event_types", JSON, nullable=False),
+    Column("statuses", JSON, nullable=False),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE")),
+    Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="CASCADE")),
+    Column("sub_id", String(200)),
+    Column("secret", Text),
+    Column("config", JSON, nullable=False),  # the kind's own settings (pixel id, event names)
+    Column("status", String(16), nullable=False, server_default="verifying"),
+    Column("status_reason", Text, nullable=False, server_default=""),
+    # 3xx/4xx answers in a row (408 and 429 aside); a success resets it.
+    Column("consecutive_failures", Integer, nullable=False, server_default="0"),
+    # First temporary failure (timeout, 5xx) since the last success; None after a success.
+    Column("failing_since", Timestamp),
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
+    CheckConstraint(
+        "kind IN ('postback', 'webhook', 'meta_capi', 'google_ads', 'tiktok_events')",
+        name="kind",
+    ),
+    CheckConstraint("method IN ('GET', 'POST')", name="method"),
+    CheckConstraint("status IN ('verifying', 'active', 'inactive')", name="status"),
+    Index("ix_destinations_workspace", "workspace_id"),
+)
+
+# The outbox: one row per conversion change a destination wants, written in the transaction
+# that recorded the change. A worker claims a due one by setting ``lease_until``; a worker that
+# dies leaves a lease that runs out, and the delivery is claimed again.
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("destination_id", ID, ForeignKey("destinations.id", ondelete="CASCADE"), nullable=False),
+    Column("conversion_id", ID, ForeignKey("conversions.id", ondelete="CASCADE"), nullable=False),
+    Column("conversion_status", String(16), nullable=False),  # the change it tells of
+    Column("state", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", Timestamp, nullable=False),
+    Column("lease_until", Timestamp),
+    Column("last_error", Text, nullable=False, server_default=""),
+    Column("created_at", Timestamp, nullable=False),
+    Column("finished_at", Timestamp),
+    UniqueConstraint("destination_id", "conversion_id", "conversion_status"),
+    CheckConstraint("state IN ('pending', 'sent', 'failed', 'skipped')", name="state"),
+    Index("ix_deliveries_due", "state", "next_attempt_at"),
+    Index("ix_deliveries_workspace_time", "workspace_id", "created_at"),
+    Index("ix_deliveries_conversion", "conversion_id"),
+)
+
+# Every try of a delivery: the request line (secrets masked), the answer or the error.
+delivery_attempts = Table(
+    "delivery_attempts",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("delivery_id", ID, ForeignKey("deliveries.id", ondelete="CASCADE"), nullable=False),
+    Column("started_at", Timestamp, nullable=False),
+    Column("request", Text, nullable=False),
+    Column("status_code", Integer),
+    Column("latency_ms", Integer, nullable=False),
+    Column("response", Text, nullable=False),
+    Column("error", Text, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Index("ix_delivery_attempts_delivery", "delivery_id", "started_at"),
+    Index("ix_delivery_attempts_started", "started_at"),
+)
+
+# What the workspace's people are told in the dashboard (a destination switched off, ...).
+notices = Table(
+    "notices",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("destination_id", ID, ForeignKey("destinations.id", ondelete="CASCADE")),
+    Column("message", Text, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("read_at", Timestamp),
+    Column("emailed_at", Timestamp),  # set when a worker takes it to e-mail the owners
+    Index("ix_notices_workspace_time", "workspace_id", "created_at"),
+)

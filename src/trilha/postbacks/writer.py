@@ -14,6 +14,7 @@ its savepoint and is answered 503, for the platform to send again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import partial
 
 from sqlalchemy import Connection
@@ -30,9 +31,12 @@ log = logging.getLogger(__name__)
 
 
 class PostbackWriter:
-    def __init__(self, writer: BlockingWriter) -> None:
+    def __init__(
+        self, writer: BlockingWriter, *, on_commit: Callable[[], None] | None = None
+    ) -> None:
+        """``on_commit``: called in the event loop after each batch commits."""
         self._group: GroupCommit[Received, Result] = GroupCommit(
-            "postback writer", partial(_commit, writer)
+            "postback writer", partial(_commit, writer, on_commit)
         )
 
     def start(self) -> None:
@@ -46,12 +50,17 @@ class PostbackWriter:
         return await self._group.submit(received)
 
 
-async def _commit(writer: BlockingWriter, batch: list[Received]) -> list[Result | Exception]:
+async def _commit(
+    writer: BlockingWriter, on_commit: Callable[[], None] | None, batch: list[Received]
+) -> list[Result | Exception]:
     def write(conn: Connection) -> list[Result | Exception]:
         reads = SetupReads()
         return [_in_savepoint(conn, received, reads) for received in batch]
 
-    return await writer.transaction(write)
+    results = await writer.transaction(write)
+    if on_commit is not None:
+        on_commit()
+    return results
 
 
 def _in_savepoint(conn: Connection, received: Received, reads: SetupReads) -> Result | Exception:

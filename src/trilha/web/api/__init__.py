@@ -10,6 +10,8 @@ from trilha.web.api import (
     clicks,
     conversions,
     costs,
+    deliveries,
+    destinations,
     domains,
     event_types,
     export_columns,
@@ -45,6 +47,8 @@ RESOURCES = (
     event_types,
     conversions,
     postback_log,
+    destinations,
+    deliveries,
     reports,
     rates,
     reconciliations,
@@ -68,3 +72,4 @@ router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
 router.include_router(health.router)
 for resource in RESOURCES:
     router.include_router(resource.router, dependencies=[Security(bearer)])
+router.include_router(destinations.templates_router, dependencies=[Security(bearer)])
