@@ -20,12 +20,26 @@ from trilha.postbacks.preset import FIELDS
 from trilha.reconciliation.compare import Cause, Verdict
 from trilha.reconciliation.export import COLUMNS as EXPORT_COLUMNS
 from trilha.reconciliation.layouts import REQUIRED
+from trilha.reports.dimensions import Dimension
+from trilha.reports.home import Signal
+from trilha.reports.metrics import METRIC_NAMES
+from trilha.reports.periods import Preset
 from trilha.web.dashboard.clicks import DEVICES
 from trilha.workspaces import Role
 
 SOURCE = Path(trilha.__file__).parent
 LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_0-9.]+)["']""")
-SECTIONS = ("campaigns", "sources", "merchants", "conversions", "postbacks", "domains", "settings")
+SECTIONS = (
+    "home",
+    "reports",
+    "campaigns",
+    "sources",
+    "merchants",
+    "conversions",
+    "postbacks",
+    "domains",
+    "settings",
+)
 FLASH_KEY = re.compile(r"""(?:redirect\(|flash=|key = )[^"\n]*"([a-z_]+\.[a-z_]+)\"""")
 
 
@@ -60,8 +74,12 @@ def _used_keys() -> set[str]:
     keys.update(f"device.{device}" for device in DEVICES)
     keys.update(f"preset_label.{name}" for name in PRESETS)
     keys.update(f"preset_setup.{name}" for name in PRESETS)
+    keys.update(f"report_level.{dimension.value}" for dimension in Dimension)
+    keys.update(f"metric.{name}" for name in METRIC_NAMES)
+    keys.update(f"period.{preset.value}" for preset in Preset)
+    keys.update(f"signal.{signal.value}" for signal in Signal)
     # A prefix that a template completes ("reconciliation.verdict." ~ v) is no key.
-    return {key for key in keys if not key.endswith((".html", ".json", ".py", "."))}
+    return {key for key in keys if not key.endswith((".html", ".json", ".py", ".csv", "."))}
 
 
 def test_it_has_the_same_texts_in_both_languages() -> None:

@@ -169,6 +169,8 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
     paths = [
         "/",
         "/workspaces/new",
+        w,
+        f"{w}/reports",
         f"{w}/campaigns",
         f"{w}/campaigns/new",
         f"{w}/campaigns/{data['campaign']}",

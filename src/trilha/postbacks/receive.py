@@ -187,7 +187,7 @@ def _process(
         buyer=read_buyer_hashes(payload, buyer_fields(merchant.preset.name)),
         is_test=is_test,
     )
-    return _record(conn, workspace_id, merchant, reported, attribution, trace, replay)
+    return _record(conn, workspace_id, merchant, reported, attribution, trace, replay, currency)
 
 
 def _record(
@@ -198,6 +198,7 @@ def _record(
     attribution: Attribution,
     trace: Trace,
     replay: Replay | None,
+    workspace_currency: str,
 ) -> Result:
     try:
         recorded = record_conversion(
@@ -210,6 +211,7 @@ def _record(
             postback_id=trace.postback_id,
             actor="replay" if replay else "postback",
             now=datetime.now(UTC),
+            workspace_currency=workspace_currency,
         )
     except AmountError as exc:
         raise Rejected(str(exc)) from None

@@ -20,6 +20,7 @@ from trilha.web.api import (
     merchants,
     postback_log,
     presets,
+    rates,
     reconciliations,
     reports,
     sources,
@@ -43,6 +44,7 @@ RESOURCES = (
     conversions,
     postback_log,
     reports,
+    rates,
     reconciliations,
     export_columns,
 )
