@@ -12,7 +12,8 @@ days (traffic grows over the days and follows the hours of the day; 60 sub1 valu
 and ``--conversions`` conversions on random clicks (sales, leads and upsells, some pending, some
 refunded). Rows go in directly, then ``rebuild_rollups`` adds them up, as the migration does.
 ``--url`` measures a database filled beforehand instead (by ``bench/prefill.py``, say, then
-``trilha rollups rebuild``), its oldest workspace.
+``trilha rollups rebuild``), its oldest workspace. ``--costs`` then gives the campaigns cost models
+(CPC, CPUC, CPA, RevShare, CPM with impressions, manual days) and measures again.
 
 Timed, each the median of ``--rounds`` runs, in the workspace's time zone:
 
@@ -50,6 +51,8 @@ from trilha.db.schema import (
     campaigns,
     clicks,
     conversions,
+    cost_days,
+    cost_models,
     event_types,
     traffic_sources,
     workspaces,
@@ -181,7 +184,7 @@ def _click(
         "created_at": at,
         "ip": f"200.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
         "user_agent": "bot" if is_bot else "Mozilla/5.0 (Linux; Android 14) Chrome/126 Mobile",
-        "visitor_key": f"{rng.getrandbits(64):016x}",
+        "visitor_key": rng.getrandbits(63),  # a signed BIGINT, as trilha.visitors makes it
         "device_type": "bot" if is_bot else "mobile",
         "os": "Android",
         "browser": "Chrome",
@@ -219,6 +222,59 @@ def _conversion(rng: random.Random, workspace_id: str, click: dict[str, Any]) ->
         "created_at": at,
         "status_changed_at": at,
     }
+
+
+COST_MODELS: tuple[
+    tuple[str, int, list[str]], ...
+] = (  # per campaign, in order: (model, rate in cost units, event types)
+    ("cpc", 350_000, []),
+    ("cpc", 500_000, []),
+    ("cpuc", 450_000, []),
+    ("cpa", 25_000_000, ["SALE"]),
+    ("revshare", 3000, []),
+    ("cpm", 12_500_000, []),
+    ("manual", 0, []),
+    ("cpc", 200_000, []),
+)
+
+
+def add_costs(engine: Engine, workspace_id: str, *, days: int) -> None:
+    """A cost model for each campaign from the first day, impressions for the CPM one and a
+    cost entered for each day of the manual one (and every third day of the first)."""
+    today = datetime.now(ZONE).date()
+    first = today - timedelta(days=days)
+    with engine.begin() as conn:
+        ids = [r.id for r in conn.execute(select(campaigns.c.id).order_by(campaigns.c.name))]
+        for campaign_id, (model, rate, types) in zip(ids, COST_MODELS, strict=False):
+            conn.execute(
+                cost_models.insert().values(
+                    id=new_id(),
+                    workspace_id=workspace_id,
+                    campaign_id=campaign_id,
+                    starts_on=first,
+                    model=model,
+                    currency="BRL",
+                    rate=rate,
+                    event_types=types,
+                    created_at=datetime.now(UTC),
+                )
+            )
+        entered = [
+            {
+                "campaign_id": ids[n],
+                "day": first + timedelta(days=d),
+                "source_id": "",
+                "workspace_id": workspace_id,
+                "currency": "BRL",
+                "cost": 150_000_000 if n != 5 else None,
+                "impressions": 40_000 if n == 5 else None,
+                "updated_at": datetime.now(UTC),
+            }
+            for d in range(days + 1)
+            for n in (0, 5, 6)
+            if n != 0 or d % 3 == 0
+        ]
+        conn.execute(cost_days.insert(), entered)
 
 
 def measure(engine: Engine, workspace_id: str, rounds: int) -> dict[str, tuple[float, int]]:
@@ -292,6 +348,11 @@ def run_target(url: str, args: argparse.Namespace, *, prefilled: bool) -> None:
             )
         for name, (ms, answered) in measure(engine, workspace_id, args.rounds).items():
             print(f"  {name:<12} {ms:9.1f} ms  {answered:>6} rows")
+        if args.costs:
+            add_costs(engine, workspace_id, days=args.days)
+            print("  with costs:")
+            for name, (ms, answered) in measure(engine, workspace_id, args.rounds).items():
+                print(f"  {name:<12} {ms:9.1f} ms  {answered:>6} rows")
     finally:
         engine.dispose()
 
@@ -305,6 +366,7 @@ def main() -> None:
     parser.add_argument("--targets", default="sqlite,postgres")
     parser.add_argument("--postgres-url", default="postgresql+psycopg://postgres@127.0.0.1/test")
     parser.add_argument("--url", help="measure this database, filled beforehand")
+    parser.add_argument("--costs", action="store_true", help="measure again with cost models")
     args = parser.parse_args()
     if args.url:
         print(args.url.split("://")[0])

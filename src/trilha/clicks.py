@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, Dialect
 
+from trilha.costs.units import click_cost
 from trilha.db.bounds import max_lengths
 from trilha.db.driver import Cursor, bind_processors, driver_cursor, driver_sql
 from trilha.db.schema import clicks
@@ -126,6 +127,10 @@ def build_click(
         row["params"][CUT_NOTE] = list(request.cut)
     if link.source_id is not None:
         row["source_id"] = link.source_id
+    if "cost" in params:
+        cost = click_cost(params["cost"], link.currency)
+        if cost is not None:
+            row["cost"] = cost
     for name, value in params.items():
         if name in _DIMENSIONS:
             row[name] = value
@@ -221,7 +226,7 @@ def record_clicks(
 # since binding a NULL costs the driver more than binding a value (Python's sqlite3 looks for an
 # adapter, and fails, for every None).
 _COLUMNS = tuple(c.name for c in clicks.columns)
-_OPTIONAL_COLUMNS = frozenset({"source_id", *DIMENSIONS})
+_OPTIONAL_COLUMNS = frozenset({"source_id", "cost", *DIMENSIONS})
 _REQUIRED_COLUMNS = tuple(name for name in _COLUMNS if name not in _OPTIONAL_COLUMNS)
 _OPTIONAL_ORDER = tuple(name for name in _COLUMNS if name in _OPTIONAL_COLUMNS)
 

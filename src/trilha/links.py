@@ -29,6 +29,7 @@ class Link:
     source_name: str
     source_params: tuple[tuple[str, str], ...]  # (query parameter, click field)
     timezone: str
+    currency: str = "BRL"  # the workspace's: a click URL's cost is in it
 
     @property
     def consumed(self) -> frozenset[str]:
@@ -51,7 +52,7 @@ class Fallback:
 LINK_SQL = """
 SELECT d.host, COALESCE(d.fallback_url, dw.fallback_url),
        c.id, c.workspace_id, c.name, c.offer_url, c.source_id, c.status, c.fallback_url,
-       s.name, CAST(s.params AS TEXT), w.timezone
+       s.name, CAST(s.params AS TEXT), w.timezone, w.currency
 FROM (SELECT CAST(:host AS TEXT) AS host, CAST(:slug AS TEXT) AS slug) AS asked
 LEFT JOIN domains AS d ON d.host = asked.host AND d.status = 'verified'
 LEFT JOIN workspaces AS dw ON dw.id = d.workspace_id
@@ -71,7 +72,7 @@ def resolve_link(conn: Connection, *, host: str, slug: str) -> Link | Fallback:
 def link_from_row(row: tuple[Any, ...], slug: str) -> Link | Fallback:
     """The link a row of LINK_SQL describes; cached, since a campaign's clicks share its row."""
     (_domain, domain_fallback, campaign_id, workspace_id, name, offer_url, source_id) = row[:7]
-    (status, fallback_url, source_name, source_params, timezone) = row[7:]
+    (status, fallback_url, source_name, source_params, timezone, currency) = row[7:]
     if campaign_id is None:
         return Fallback(domain_fallback, "unknown link")
     if status != "active":
@@ -86,6 +87,7 @@ def link_from_row(row: tuple[Any, ...], slug: str) -> Link | Fallback:
         source_name=source_name or "",
         source_params=_source_params(source_params),
         timezone=timezone,
+        currency=currency,
     )
 
 

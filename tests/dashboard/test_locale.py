@@ -9,6 +9,7 @@ from pathlib import Path
 import trilha
 from trilha.conversions.dedupe import DedupeMode
 from trilha.conversions.outcome import Outcome
+from trilha.costs.models import CostModelKind
 from trilha.custom_domains import DomainStatus
 from trilha.dimensions import DIMENSIONS
 from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
@@ -72,12 +73,13 @@ def _used_keys() -> set[str]:
     keys.update(f"reconciliation.cause.{cause.value}" for cause in Cause)
     keys.update(f"reconciliation.column.{name}" for name in (*EXPORT_COLUMNS, *REQUIRED))
     keys.update(f"device.{device}" for device in DEVICES)
-    keys.update(f"preset_label.{name}" for name in PRESETS)
-    keys.update(f"preset_setup.{name}" for name in PRESETS)
     keys.update(f"report_level.{dimension.value}" for dimension in Dimension)
     keys.update(f"metric.{name}" for name in METRIC_NAMES)
     keys.update(f"period.{preset.value}" for preset in Preset)
     keys.update(f"signal.{signal.value}" for signal in Signal)
+    keys.update(f"preset_label.{name}" for name in PRESETS)
+    keys.update(f"preset_setup.{name}" for name in PRESETS)
+    keys.update(f"costs.model.{kind.value}" for kind in CostModelKind)
     # A prefix that a template completes ("reconciliation.verdict." ~ v) is no key.
     return {key for key in keys if not key.endswith((".html", ".json", ".py", ".csv", "."))}
 

@@ -174,6 +174,7 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
         f"{w}/campaigns",
         f"{w}/campaigns/new",
         f"{w}/campaigns/{data['campaign']}",
+        f"{w}/campaigns/{data['campaign']}/costs",
         f"{w}/sources",
         f"{w}/sources/new",
         f"{w}/sources/new?network=facebook",

@@ -170,7 +170,7 @@ async def test_the_campaign_list_shows_each_campaign_s_day(
 
     await page.goto(f"/w/{owner.workspace.id}/campaigns")
     figures = page.locator(f"#campaign-{black_friday.id} td.today")
-    await expect(figures).to_have_text(["2", "1", "R$ 97,00"])
+    await expect(figures).to_have_text(["2", "1", "R$ 97,00"])  # clicks, sales, profit (no cost)
     await expect(page.locator(f"#campaign-{idle.id} td.today")).to_have_text(["0", "0", "R$ 0,00"])
     await page.click(f"#campaign-{black_friday.id} .toggle-status")  # the row htmx swaps in
     await expect(page.locator(f"#campaign-{black_friday.id} .badge")).to_have_text("Pausada")

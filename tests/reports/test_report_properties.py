@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, Table, create_engine, select
 
 from trilha.clicks import ClickRequest, record_clicks
+from trilha.costs.models import CostModelKind
 from trilha.currencies import convert, converted_columns
 from trilha.db.engine import sync_url
 from trilha.db.schema import (
@@ -33,6 +34,8 @@ from trilha.db.schema import (
     click_sub1_days,
     click_sub1_hours,
     conversions,
+    cost_days,
+    cost_models,
     event_types,
     traffic_sources,
     workspaces,
@@ -62,6 +65,7 @@ GROUPINGS = (
     (Dimension.STATUS,),
 )
 STATUSES = ("approved", "pending", "declined", "refunded", "chargeback")
+COST_DAY0 = date(2026, 3, 3)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class ClickPlan:
     minutes: int
     is_bot: bool
     country: str
+    cost: str | None  # the click URL's ?cost=
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,42 @@ class ConversionPlan:
     status_minutes_later: int  # its status changed this long after it was recorded
 
 
+@dataclass(frozen=True)
+class ModelPlan:
+    campaign: int
+    starts: int  # days after COST_DAY0
+    model: CostModelKind
+    rate: int
+    counts_bots: bool
+    event_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DayPlan:
+    campaign: int
+    day: int  # days after COST_DAY0
+    by_source: bool
+    cost: int | None
+    impressions: int | None
+
+
+model_plans = st.builds(
+    ModelPlan,
+    campaign=st.integers(0, 2),
+    starts=st.integers(0, 6),
+    model=st.sampled_from(list(CostModelKind)),
+    rate=st.integers(0, 3000).map(lambda n: n * 1000),  # a CPM's rate prices whole units
+    counts_bots=st.booleans(),
+    event_types=st.sampled_from([("SALE",), ("LEAD", "UPSELL")]),
+)
+day_plans = st.builds(
+    DayPlan,
+    campaign=st.integers(0, 2),
+    day=st.integers(0, 8),
+    by_source=st.booleans(),
+    cost=st.none() | st.integers(0, 10**9),
+    impressions=st.none() | st.integers(0, 10**6),
+)
 click_plans = st.builds(
     ClickPlan,
     campaign=st.integers(0, 2),
@@ -91,6 +132,7 @@ click_plans = st.builds(
     minutes=st.integers(0, 4 * 24 * 60),
     is_bot=st.booleans(),
     country=st.sampled_from(["BR", "PT"]),
+    cost=st.sampled_from([None, "0.05", "1,5", "0.0000125", "bad", "2000"]),
 )
 conversion_plans = st.builds(
     ConversionPlan,
@@ -176,7 +218,10 @@ def record(conn: Connection, links: list[Link], plans: list[ClickPlan]) -> list[
                     device=Device("mobile", "iOS", "Safari", p.is_bot),
                     country=p.country,
                 ),
-                params={"sub1": p.sub1} if p.sub1 else {},
+                params={
+                    **({"sub1": p.sub1} if p.sub1 else {}),
+                    **({"cost": p.cost} if p.cost is not None else {}),
+                },
                 now=START + timedelta(minutes=p.minutes),
             ),
         )
@@ -202,6 +247,8 @@ def record(conn: Connection, links: list[Link], plans: list[ClickPlan]) -> list[
     days=st.integers(1, 3),
     by_click_time=st.booleans(),
     hold_hours=st.integers(0, 5 * 24),
+    model_plan=st.lists(model_plans, max_size=5),
+    day_plan=st.lists(day_plans, max_size=6),
 )
 def test_reports_equal_the_sums_of_the_history(
     engine: Engine,
@@ -213,6 +260,8 @@ def test_reports_equal_the_sums_of_the_history(
     days: int,
     by_click_time: bool,
     hold_hours: int,
+    model_plan: list[ModelPlan],
+    day_plan: list[DayPlan],
 ) -> None:
     zone = ZoneInfo(zone_name)
     hold = Hold(since=START + timedelta(days=6) - timedelta(hours=hold_hours))
@@ -222,6 +271,7 @@ def test_reports_equal_the_sums_of_the_history(
         workspace_id, links = make_workspace(conn)
         rows = record(conn, links, click_plan)
         sales = place_conversions(conn, workspace_id, rows, conversion_plan)
+        plan = place_costs(conn, workspace_id, links, model_plan, day_plan)
         selection = Selection(workspace_id, period, grouping, {}, by_click_time, hold)
         report = build_report(conn, selection, currency="BRL")
 
@@ -263,6 +313,21 @@ def test_reports_equal_the_sums_of_the_history(
         rate = 1 if s["currency"] == "BRL" else ECB.convert(1, "USD", "BRL", s["created_at"].date())
         exact = Decimal(s["value_minor"]) * Decimal(str(rate)).quantize(Decimal("1e-10"), HALF_UP)
         assert s["report_value_minor"] == exact.quantize(Decimal(1), HALF_UP)
+
+    events = [(r, r["created_at"]) for r in rows if period.start <= r["created_at"] < period.end]
+    events += [(s, s["click_at"] if by_click_time else s["created_at"]) for s in counted]
+    expected_costs = expected_cost_by_campaign_day(plan, events, period)
+    assert report.totals.cost == sum(expected_costs.values())
+    for level, part in ((Dimension.CAMPAIGN, 0), (Dimension.DAY, 1), (Dimension.HOUR, 1)):
+        if level in grouping:
+            at = grouping.index(level)
+            found: Counter[str] = Counter()
+            for r in report.rows:
+                found[r.key[at][:10] if level is Dimension.HOUR else r.key[at]] += r.counts.cost
+            wanted: Counter[str] = Counter()
+            for key, cost in expected_costs.items():
+                wanted[str(key[part])] += cost
+            assert +found == +wanted
 
 
 def key_of(row: dict[str, Any], grouping: tuple[Dimension, ...], zone: ZoneInfo) -> tuple[str, ...]:
@@ -376,3 +441,119 @@ def rollup_rows(conn: Connection, table: Table, workspace_id: str) -> Iterator[t
             ("bots", r.bot_clicks),
         ):
             yield (*key, name, value)
+
+
+@dataclass
+class CostSetup:
+    """The cost models and day entries placed, as the test reads them."""
+
+    campaigns: list[str]
+    source_id: str
+    models: dict[str, list[tuple[date, ModelPlan]]]
+    entered: dict[tuple[str, date], dict[str, int]]
+    impressions: dict[tuple[str, date], dict[str, int]]
+
+
+def place_costs(
+    conn: Connection,
+    workspace_id: str,
+    links: list[Link],
+    model_plan: list[ModelPlan],
+    day_plan: list[DayPlan],
+) -> CostSetup:
+    source_id = str(links[0].source_id)
+    setup = CostSetup([link.campaign_id for link in links], source_id, {}, {}, {})
+    versions = {(p.campaign, p.starts): p for p in model_plan}  # one version a day
+    for (campaign, starts), p in sorted(versions.items()):
+        campaign_id, starts_on = setup.campaigns[campaign], COST_DAY0 + timedelta(days=starts)
+        conn.execute(
+            cost_models.insert().values(
+                id=new_id(),
+                workspace_id=workspace_id,
+                campaign_id=campaign_id,
+                starts_on=starts_on,
+                model=p.model.value,
+                currency="BRL",
+                rate=p.rate,
+                counts_bots=p.counts_bots,
+                event_types=list(p.event_types),
+                created_at=START,
+            )
+        )
+        setup.models.setdefault(campaign_id, []).append((starts_on, p))
+    entries = {(e.campaign, e.day, e.by_source): e for e in day_plan}
+    for (campaign, day, by_source), entry in entries.items():
+        if entry.cost is None and entry.impressions is None:
+            continue
+        campaign_id, when = setup.campaigns[campaign], COST_DAY0 + timedelta(days=day)
+        source = source_id if by_source else ""
+        conn.execute(
+            cost_days.insert().values(
+                campaign_id=campaign_id,
+                day=when,
+                source_id=source,
+                workspace_id=workspace_id,
+                currency="BRL",
+                cost=entry.cost,
+                impressions=entry.impressions,
+                updated_at=START,
+            )
+        )
+        if entry.cost is not None:
+            setup.entered.setdefault((campaign_id, when), {})[source] = entry.cost
+        if entry.impressions is not None:
+            setup.impressions.setdefault((campaign_id, when), {})[source] = entry.impressions
+    return setup
+
+
+def expected_cost_by_campaign_day(
+    setup: CostSetup, events: list[tuple[dict[str, Any], datetime]], period: Period
+) -> Counter[tuple[str, str]]:
+    """Each campaign's cost per local day, computed from the history as docs/costs.md says:
+    costs entered replace the estimate (of the day, or of one source's clicks and sales)."""
+    costs: Counter[tuple[str, str]] = Counter()
+    day = period.first
+    while day <= period.last:
+        for campaign_id in setup.campaigns:
+            on_day = [
+                e
+                for e, moment in events
+                if e["campaign_id"] == campaign_id and moment.astimezone(period.zone).date() == day
+            ]
+            costs[(campaign_id, day.isoformat())] += day_cost(setup, campaign_id, day, on_day)
+        day += timedelta(days=1)
+    return costs
+
+
+def day_cost(setup: CostSetup, campaign_id: str, day: date, events: list[dict[str, Any]]) -> int:
+    entered = setup.entered.get((campaign_id, day), {})
+    total = sum(entered.values())
+    in_force = [p for starts_on, p in setup.models.get(campaign_id, []) if starts_on <= day]
+    if "" in entered or not in_force:
+        return total
+    p = in_force[-1]
+    left = [e for e in events if (e.get("source_id") or "") not in entered]
+    clicks = [e for e in left if "is_bot" in e]
+    sales = [e for e in left if "event_type" in e]
+    if p.model is CostModelKind.CLICK_URL:
+        total += sum(e.get("cost") or 0 for e in clicks)
+    elif p.model is CostModelKind.CPC:
+        total += p.rate * sum(p.counts_bots or not e["is_bot"] for e in clicks)
+    elif p.model is CostModelKind.CPUC:
+        total += p.rate * sum(bool(e["is_unique"]) for e in clicks)
+    elif p.model is CostModelKind.CPM:
+        shown = setup.impressions.get((campaign_id, day), {})
+        total += sum(n * p.rate // 1000 for source, n in shown.items() if source not in entered)
+    elif p.model is CostModelKind.CPA:
+        total += p.rate * sum(
+            e["event_type"] in p.event_types
+            and e["status"] in ("approved", "refunded", "chargeback")
+            for e in sales
+        )
+    elif p.model is CostModelKind.REVSHARE:
+        total += sum(
+            e["value_minor"] * p.rate
+            for e in sales
+            if e["event_type"] != "LEAD" and e["status"] == "approved" and e["currency"] == "BRL"
+        )
+    return total

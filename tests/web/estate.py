@@ -94,5 +94,6 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "entry_id": sale["postback_id"],  # the dashboard's name for a postback log entry
             "reconciliation_id": reconciliation_id,
             "rate_id": rate.id,
+            "day": "2026-12-01",  # a campaign's cost day
         },
     )

@@ -112,6 +112,12 @@ API: dict[str, Access] = {
     f"POST {W}/reconciliations": Access.MEMBER,
     f"GET {W}/reconciliations/{{reconciliation_id}}": Access.VIEWER,
     f"GET {W}/reconciliations/{{reconciliation_id}}/csv": Access.VIEWER,
+    f"GET {W}/campaigns/{{campaign_id}}/costs/model": Access.VIEWER,
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/model": Access.MEMBER,
+    f"GET {W}/campaigns/{{campaign_id}}/costs/days": Access.VIEWER,
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": Access.MEMBER,
+    f"DELETE {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": Access.MEMBER,
+    f"POST {W}/campaigns/{{campaign_id}}/costs/days/import": Access.MEMBER,
 }
 
 # A valid body for each API route that takes one, so that what answers is the access check and
@@ -155,6 +161,8 @@ API_BODIES: dict[str, dict[str, Any]] = {
         "sold_at": "Data",
     },
     f"POST {W}/buyers/forget": {"email": "ana@example.com"},
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0.05"},
+    f"PUT {W}/campaigns/{{campaign_id}}/costs/days/{{day}}": {"cost": "10,00"},
 }
 
 D = "/w/{workspace_id}"
@@ -183,6 +191,11 @@ DASHBOARD: dict[str, Access] = {
     f"GET {D}/campaigns/{{campaign_id}}": Access.VIEWER,
     f"POST {D}/campaigns/{{campaign_id}}": Access.MEMBER,
     f"POST {D}/campaigns/{{campaign_id}}/status": Access.MEMBER,
+    f"GET {D}/campaigns/{{campaign_id}}/costs": Access.VIEWER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/model": Access.MEMBER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days": Access.MEMBER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days/delete": Access.MEMBER,
+    f"POST {D}/campaigns/{{campaign_id}}/costs/import": Access.MEMBER,
     f"GET {D}/sources": Access.VIEWER,
     f"GET {D}/sources/new": Access.MEMBER,
     f"GET {D}/sources/mapping-row": Access.VIEWER,
@@ -243,13 +256,19 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/api-keys": {"name": "laptop"},
     f"POST {D}/reports/columns": {"column": ["clicks", "sales"]},
     f"POST {D}/rates": {"currency": "ARS", "day": "2026-12-01", "rate": "0.0055"},
+    f"POST {D}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0,05"},
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days": {"day": "2026-12-01", "cost": "10"},
+    f"POST {D}/campaigns/{{campaign_id}}/costs/days/delete": {"day": "2026-12-01"},
 }
 
 # Routes whose body is a multipart form with a file: the file sent with their body (or form).
 SALES_CSV = b"txid,status,value,date\nT1,approved,10.00,2026-12-01 10:00\n"
+COSTS_CSV = b"day;cost\n2026-12-01;10,00\n"
 UPLOADS: dict[str, tuple[str, bytes]] = {
     f"POST {W}/reconciliations": ("sales.csv", SALES_CSV),
     f"POST {D}/reconciliation": ("sales.csv", SALES_CSV),
+    f"POST {W}/campaigns/{{campaign_id}}/costs/days/import": ("costs.csv", COSTS_CSV),
+    f"POST {D}/campaigns/{{campaign_id}}/costs/import": ("costs.csv", COSTS_CSV),
 }
 API_BODIES[f"POST {W}/reconciliations"] = {"merchant_id": "$merchant_id"}
 DASHBOARD_FORMS[f"POST {D}/reconciliation"] = {"merchant_id": "$merchant_id"}

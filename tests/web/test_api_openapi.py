@@ -87,6 +87,12 @@ ROUTES = {
     ("POST", f"{WS}/reconciliations"),
     ("GET", f"{WS}/reconciliations/{{reconciliation_id}}"),
     ("GET", f"{WS}/reconciliations/{{reconciliation_id}}/csv"),
+    ("GET", f"{WS}/campaigns/{{campaign_id}}/costs/model"),
+    ("PUT", f"{WS}/campaigns/{{campaign_id}}/costs/model"),
+    ("GET", f"{WS}/campaigns/{{campaign_id}}/costs/days"),
+    ("PUT", f"{WS}/campaigns/{{campaign_id}}/costs/days/{{day}}"),
+    ("DELETE", f"{WS}/campaigns/{{campaign_id}}/costs/days/{{day}}"),
+    ("POST", f"{WS}/campaigns/{{campaign_id}}/costs/days/import"),
 }
 
 

@@ -270,6 +270,8 @@ clicks = Table(
     Column("is_unique", Boolean, nullable=False),
     *(Column(name, Text) for name in DIMENSIONS),
     Column("params", JSON, nullable=False),
+    # What the click's URL said it cost (?cost=0.05), in cost units of the workspace's currency.
+    Column("cost", BigInteger),
     Index("ix_clicks_workspace_time", "workspace_id", "created_at"),
     Index("ix_clicks_campaign_time", "campaign_id", "created_at"),
     Index("ix_clicks_visitor", "visitor_key", "created_at"),
@@ -539,4 +541,46 @@ currency_rates = Table(
     Column("rate", String(40), nullable=False),  # a decimal, exact
     Column("created_at", Timestamp, nullable=False),
     UniqueConstraint("workspace_id", "currency", "to_currency", "day"),
+)
+
+# A campaign's cost model from a day on: the model in force on a (report's local) day is the one
+# with the latest starts_on on or before it, so a change never rewrites the days before it.
+# rate is in cost units (trilha.costs.units): per click, unique click or conversion, per thousand
+# impressions; for revshare, hundredths of a percent. event_types: the CPA model's, [] for others.
+cost_models = Table(
+    "cost_models",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), nullable=False),
+    Column("starts_on", Date, nullable=False),
+    Column("model", String(16), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("rate", BigInteger, nullable=False),
+    Column("counts_bots", Boolean, nullable=False, server_default=false()),
+    Column("event_types", JSON, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    UniqueConstraint("campaign_id", "starts_on"),
+    CheckConstraint(
+        "model IN ('cpc', 'cpuc', 'cpm', 'cpa', 'revshare', 'click_url', 'manual')", name="model"
+    ),
+    CheckConstraint("rate >= 0", name="rate"),
+    Index("ix_cost_models_workspace", "workspace_id"),
+)
+
+# What a campaign cost on a day (entered or imported), and the impressions the CPM model prices.
+# source_id is "" for the whole campaign; cost in cost units, NULL where only impressions are.
+cost_days = Table(
+    "cost_days",
+    metadata,
+    Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True),
+    Column("day", Date, primary_key=True),
+    Column("source_id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("cost", BigInteger),
+    Column("impressions", BigInteger),
+    Column("updated_at", Timestamp, nullable=False),
+    CheckConstraint("cost >= 0 AND impressions >= 0", name="amounts"),
+    Index("ix_cost_days_workspace_day", "workspace_id", "day"),
 )

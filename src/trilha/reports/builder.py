@@ -11,6 +11,7 @@ from sqlalchemy import Connection, select
 
 from trilha.db.schema import campaigns, merchants, traffic_sources
 from trilha.errors import InvalidInput
+from trilha.reports.costs import report_costs
 from trilha.reports.dimensions import CLICK_COLUMNS, TIME, Dimension, time_label
 from trilha.reports.metrics import Counts
 from trilha.reports.query import Grouped, Selection, click_counts, conversion_sums, uses_rollups
@@ -74,6 +75,10 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
         _add_conversions(counts, status, bool(is_conversion), bool(is_revenue), n, int(value or 0))
         if is_revenue:
             counts.on_hold += int(held or 0)
+    for key, cost in report_costs(
+        conn, selection, currency=currency, splits_clicks=splits_clicks
+    ).items():
+        (unsplit if key is None else rows.setdefault(key, Counts())).cost += cost
     totals = unsplit
     for counts in rows.values():
         totals.add(counts)

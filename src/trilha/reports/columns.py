@@ -12,7 +12,7 @@ from trilha.db.schema import memberships
 from trilha.errors import InvalidInput
 from trilha.reports.metrics import METRIC_NAMES
 
-_PREFERRED = (
+DEFAULT_COLUMNS: Final = (
     "clicks",
     "unique_clicks",
     "sales",
@@ -26,7 +26,6 @@ _PREFERRED = (
     "cr",
     "epc",
 )
-DEFAULT_COLUMNS: Final = tuple(name for name in _PREFERRED if name in METRIC_NAMES)
 
 
 def checked_columns(names: Sequence[str]) -> tuple[str, ...]:

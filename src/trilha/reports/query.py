@@ -237,3 +237,19 @@ def _slot(conn: Connection, moment: ColumnElement[Any]) -> ColumnElement[Any]:
     if conn.dialect.name == "postgresql":
         return cast(func.floor(func.extract("epoch", moment) / QUARTER), Integer)
     return cast(func.strftime("%s", moment), Integer) / QUARTER
+
+
+def click_cost_sums(
+    conn: Connection, selection: Selection, campaign_ids: Sequence[str]
+) -> Iterator[tuple[Grouped, int]]:
+    """What the clicks' URLs said they cost (trilha.costs), per quarter hour and dimension
+    values, for some campaigns; read from the click rows through the campaign's index."""
+    c = clicks.c
+    period = selection.period
+    where = [c.workspace_id == selection.workspace_id, c.campaign_id.in_(campaign_ids)]
+    where += [c.created_at >= period.start, c.created_at < period.end, c.cost.is_not(None)]
+    where += [_equals(c[CLICK_COLUMNS[d]], v) for d, v in selection.filters.items()]
+    columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]
+    query = _grouping(_slot(conn, c.created_at), columns, [func.sum(c.cost)], where)
+    for row in conn.execute(query):
+        yield _grouped(row, selection, QUARTER), int(row.n)

@@ -1,7 +1,7 @@
 """report columns: the metrics a member chose to see in reports, remembered per workspace
 
 Revision ID: 0015
-Revises: 0012
+Revises: 0013
 Create Date: 2026-12-05 03:45:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0015"
-down_revision: str | None = "0012"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,80 @@
+"""Reading a CSV of costs per day: limits before work, every bad line named at once."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from trilha.costs.days import CostEntry
+from trilha.costs.imports import MAX_BYTES, MAX_ERRORS, MAX_LINES, read_cost_csv
+from trilha.errors import InvalidInput
+
+SOURCES = {"Meta": "src1", "src1": "src1"}
+
+
+def errors_of(data: bytes) -> dict[str, str]:
+    with pytest.raises(InvalidInput) as refused:
+        read_cost_csv(data, currency="BRL", sources=SOURCES)
+    return refused.value.fields
+
+
+def test_it_reads_brazilian_and_plain_amounts_dates_and_sources() -> None:
+    data = (
+        "\ufeffday;cost;impressions;source\n01/11/2026;1.234,56;25.000;Meta\n2026-11-02;0,0125;;\n"
+    )
+
+    entries = read_cost_csv(data.encode(), currency="BRL", sources=SOURCES)
+
+    assert entries == [
+        CostEntry(date(2026, 11, 1), "src1", 1_234_560000, 25000),
+        CostEntry(date(2026, 11, 2), None, 12_500, None),
+    ]
+
+
+def test_it_names_every_bad_line_and_why() -> None:
+    data = (
+        b"day,cost\n"
+        b"2026-11-01,10\n"
+        b"2026-02-30,10\n"  # no such day
+        b"2026-11-03,-5\n"
+        b"2026-11-04,\n"  # neither cost nor impressions
+        b"2026-11-01,3\n"  # the same day again
+    )
+
+    assert errors_of(data) == {
+        "line 3": "day '2026-02-30' is not YYYY-MM-DD or DD/MM/YYYY",
+        "line 4": "negative amount '-5'",
+        "line 5": "cost: give a cost, impressions or both",
+        "line 6": "this day (and source) is on an earlier line too",
+    }
+
+
+def test_it_refuses_a_header_it_cannot_read() -> None:
+    assert set(errors_of(b"date;amount\n2026-11-01;1\n")) == {"line 1"}
+    assert set(errors_of(b"day;source\n2026-11-01;Meta\n")) == {"line 1"}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "is empty"),
+        (b"day;cost\n", "has no lines after the header"),
+        (b"day;cost\n\xff\xfe", "is not UTF-8 text"),
+        (b"x" * (MAX_BYTES + 1), f"is larger than {MAX_BYTES // 1000} kB"),
+        (b"day;cost\n" + b"2026-11-01;1\n" * (MAX_LINES + 1), f"has more than {MAX_LINES} lines"),
+    ],
+)
+def test_it_refuses_a_file_out_of_bounds_before_reading_its_lines(
+    data: bytes, message: str
+) -> None:
+    assert errors_of(data) == {"file": message}
+
+
+def test_it_reports_the_first_bad_lines_and_counts_the_rest() -> None:
+    lines = "".join(f"2026-11-01;x{n}\n" for n in range(MAX_ERRORS + 7))
+
+    errors = errors_of(f"day;cost\n{lines}".encode())
+
+    assert len(errors) == MAX_ERRORS + 1
+    assert errors["more"] == "7 more bad lines"
