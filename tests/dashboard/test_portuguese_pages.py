@@ -26,6 +26,7 @@ from trilha.campaigns import ParamMapping
 from trilha.conversions.status import Status
 from trilha.db.schema import conversions, postback_log
 from trilha.i18n import CATALOG_DIR, PLACEHOLDER
+from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.trial import TrialSale, send_test_postback
 
 pytestmark = BROWSER
@@ -168,9 +169,12 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
     paths = [
         "/",
         "/workspaces/new",
+        w,
+        f"{w}/reports",
         f"{w}/campaigns",
         f"{w}/campaigns/new",
         f"{w}/campaigns/{data['campaign']}",
+        f"{w}/campaigns/{data['campaign']}/costs",
         f"{w}/sources",
         f"{w}/sources/new",
         f"{w}/sources/new?network=facebook",
@@ -179,7 +183,7 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
         f"{w}/clicks/{data['click']}",
         f"{w}/merchants",
         f"{w}/merchants/new",
-        f"{w}/merchants/new?preset=generic",
+        *(f"{w}/merchants/new?preset={name}" for name in PRESETS),  # each one's setup text
         f"{w}/merchants/{data['merchant']}",
         f"{w}/postbacks",
         *(f"{w}/postbacks/{entry}" for entry in data["entries"]),

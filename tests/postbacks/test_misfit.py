@@ -112,6 +112,27 @@ async def test_a_merchant_with_a_secret_answers_401_and_still_names_the_fitting_
     assert reason.endswith("this looks like a webhook of 'Eduzz (v3)'; choose that preset")
 
 
+async def test_a_platforms_webhook_sent_to_no_merchant_names_the_preset_it_fits(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_merchant(client, db, "generic")
+    order = kiwify.order("order_approved", "paid", tracking={"sck": shop.click_id})
+
+    response = await client.post("/pb", params=shop.token, json=order)
+
+    assert response.status_code == 400
+    reason = response.json()["reason"]
+    assert reason.startswith("no click id in the request (looked in: click_id, ")
+    assert reason.endswith(
+        "; this looks like a webhook of 'Kiwify'; send it to a merchant on that preset"
+    )
+    assert (
+        translator("pt-BR")
+        .error(reason)
+        .endswith("; isto parece um webhook de 'Kiwify'; envie-o a uma plataforma com esse modelo")
+    )
+
+
 async def test_a_generic_merchant_takes_any_body(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:

@@ -99,6 +99,13 @@ def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]
     if status != IGNORE and click_id is None:  # an event the mapping ignores needs no click
         looked = ", ".join(merchant.paths("click_id"))
         problems.insert(0, f"no click id in the request (looked in: {looked})")
+        if merchant.preset.name == GENERIC_PRESET:  # a platform's webhook sent to no merchant
+            fitting = fitting_preset(payload, besides=GENERIC_PRESET)
+            if fitting is not None:
+                problems.append(
+                    f"this looks like a webhook of {fitting.label!r}; "
+                    "send it to a merchant on that preset"
+                )
     if problems or event_type is None or status is None:
         raise MappingError("; ".join(problems), read={k: v for k, v in read.items() if v})
     return Fields(
