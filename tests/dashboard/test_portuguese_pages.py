@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 from playwright.async_api import BrowserContext, Page
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account
@@ -24,7 +25,9 @@ from tests.factories import fetch_all, make_source, now
 from tests.postbacks.test_platform_eduzz_v3 import invoice as eduzz_v3_invoice
 from trilha.campaigns import ParamMapping
 from trilha.conversions.status import Status
-from trilha.db.schema import conversions, postback_log
+from trilha.db.schema import conversions, deliveries, destinations, postback_log
+from trilha.deliveries.destinations import Spec, create_destination
+from trilha.deliveries.kinds import Kind
 from trilha.i18n import CATALOG_DIR, PLACEHOLDER
 from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.trial import TrialSale, send_test_postback
@@ -127,6 +130,17 @@ async def put_data_in_place(db: AsyncEngine, account: Account, live_server: str)
         db, live_server, workspace, name="Curso", source_id=source.id, merchant_id=hotmart.id
     )
     _, other_click = await make_click(db, live_server, workspace, name="Mentoria")
+    async with db.begin() as conn:  # told of every sale: its deliveries and their log
+        destination = await create_destination(
+            conn,
+            workspace,
+            Spec(name="Keitaro", kind=Kind.POSTBACK, url="https://tracker.example/pb?s={sub1}"),
+            now=now(),
+        )
+        # Active as if its address had been checked (tracker.example resolves nowhere).
+        await conn.execute(
+            update(destinations).where(destinations.c.id == destination.id).values(status="active")
+        )
     url = f"{live_server}/pb/hotmart?token={workspace.postback_token}"
     await send_hotmart(url, hotmart_sale(click_id, hottok=None))  # created
     await send_hotmart(url, hotmart_sale(click_id, hottok=None))  # duplicate
@@ -158,6 +172,8 @@ async def put_data_in_place(db: AsyncEngine, account: Account, live_server: str)
         "click": click_id,
         "entries": [entry["id"] for entry in log],
         "conversions": [conversion["id"] for conversion in stored],
+        "destination": destination.id,
+        "deliveries": [delivery["id"] for delivery in await fetch_all(db, deliveries)],
     }
 
 
@@ -165,6 +181,7 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
     context: BrowserContext, db: AsyncEngine, owner: Account, live_server: str
 ) -> None:
     data = await put_data_in_place(db, owner, live_server)
+    assert data["deliveries"], "the sales should have been told to the destination"
     w = f"/w/{owner.workspace.id}"
     paths = [
         "/",
@@ -192,6 +209,11 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
         f"{w}/event-types",
         f"{w}/domains",
         f"{w}/reconciliation",
+        f"{w}/destinations",
+        f"{w}/destinations/new",
+        f"{w}/destinations/{data['destination']}",
+        f"{w}/deliveries",
+        *(f"{w}/deliveries/{delivery}" for delivery in data["deliveries"]),
         f"{w}/settings",
     ]
     english = English()
