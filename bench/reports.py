@@ -20,7 +20,8 @@ Timed, each the median of ``--rounds`` runs, in the workspace's time zone:
 - ``count``: ``SELECT count(*)`` of the workspace's clicks of the last 30 days (the baseline);
 - ``by campaign``, ``by day``: the last 30 days' report at one level;
 - ``drilldown``: campaign → source → sub1 over the last 30 days;
-- ``home``: what the home screen reads: today and yesterday in total, and today by hour.
+- ``home``: the home screen, as ``trilha.reports.home.home`` reads it: today by campaign,
+  yesterday in total, the last 30 days by day and the postback health of the last 8 days.
 """
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ from trilha.event_types import BUILTIN
 from trilha.ids import mint_click_id, new_id
 from trilha.reports.builder import build_report
 from trilha.reports.dimensions import Dimension
+from trilha.reports.home import home
 from trilha.reports.periods import Preset, resolve_period
 from trilha.reports.query import Selection
 from trilha.reports.rollups import rebuild_rollups
+from trilha.workspaces import Workspace
 
 CHUNK = 20_000
 ZONE = ZoneInfo("America/Sao_Paulo")
@@ -208,8 +211,12 @@ def _conversion(rng: random.Random, workspace_id: str, click: dict[str, Any]) ->
         "source_id": click["source_id"],
         "event_type": event_type,
         "status": status,
-        "value_minor": rng.choice([4700, 9700, 19700, 49700]),
+        "value_minor": (value := rng.choice([4700, 9700, 19700, 49700])),
         "currency": "BRL",
+        "report_value_minor": value,
+        "report_currency": "BRL",
+        "rate": "1",
+        "rate_source": "same",
         "txid": new_id(),
         "dedupe_key": f"tx:{new_id()}",
         "created_at": at,
@@ -285,11 +292,17 @@ def measure(engine: Engine, workspace_id: str, rounds: int) -> dict[str, tuple[f
         selection = Selection(workspace_id, resolve_period(preset, ZONE, now), levels, {})
         return lambda conn: len(build_report(conn, selection, currency="BRL").rows)
 
-    def home(conn: Connection) -> int:
-        answered = report(Preset.TODAY, ())(conn) + report(Preset.YESTERDAY, ())(conn)
-        return answered + report(Preset.TODAY, (Dimension.HOUR,))(conn)
+    def home_screen(conn: Connection) -> int:
+        row = conn.execute(select(workspaces).where(workspaces.c.id == workspace_id)).one()
+        workspace = Workspace(**{f: getattr(row, f) for f in Workspace.__dataclass_fields__})
+        screen = home(conn, workspace, now=now)
+        return len(screen.today.rows) + len(screen.days.rows) + len(screen.health.outcomes)
 
-    work = {"count": count, **{n: report(*spec) for n, spec in REPORTS.items()}, "home": home}
+    work = {
+        "count": count,
+        **{n: report(*spec) for n, spec in REPORTS.items()},
+        "home": home_screen,
+    }
     return {name: _median(engine, fn, rounds) for name, fn in work.items()}
 
 

@@ -3,7 +3,7 @@
 A catalog has ``ui`` (key -> text, ``{name}`` filled from keyword arguments) and ``errors``
 (the domain's English error messages -> translation). Numbers and quoted values in an error
 message stand as ``#`` in its key, so "must be at most 120 characters" finds
-"must be at most # characters".
+"must be at most # characters"; so does the list of paths after "(looked in: ".
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from trilha.money import MINOR_DIGITS
 DEFAULT_LOCALE = "pt-BR"
 CATALOG_DIR = Path(__file__).parent / "locale"
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-VARIABLE = re.compile(r"\d+|'[^']*'")
+# A number, a quoted value, or the list of paths a reason says it looked in.
+VARIABLE = re.compile(r"\d+|'[^']*'|(?<=\(looked in: )[^)]*")
+# A conversion's status change in a reason: its two statuses are translated as statuses are.
+STATUS_CHANGE = re.compile(r"\b([a-z]+) → ([a-z]+)\b")
 CURRENCY_SYMBOLS = {"BRL": "R$", "USD": "US$", "EUR": "€", "GBP": "£"}
 
 
@@ -71,11 +74,25 @@ class Translator:
         return "; ".join(translated)
 
     def _one_error(self, message: str) -> str | None:
+        """The catalog's translation of one message; a status change's statuses translated.
+
+        >>> translator("pt-BR").error("illegal status change approved → pending; ignored")
+        'mudança de status não permitida: Aprovada → Pendente; ignorada'
+        """
         template = self.errors.get(VARIABLE.sub("#", message))
+        if template is not None:
+            values = iter(VARIABLE.findall(message))
+            return re.sub("#", lambda _: next(values, "#"), template)
+        change = STATUS_CHANGE.search(message)
+        if change is None:
+            return None
+        template = self.errors.get(STATUS_CHANGE.sub("# → #", message, count=1))
         if template is None:
             return None
-        values = iter(VARIABLE.findall(message))
-        return re.sub("#", lambda _: next(values, "#"), template)
+        names = iter(
+            self.ui.get(f"conversion_status.{status}", status) for status in change.groups()
+        )
+        return re.sub("#", lambda _: next(names, "#"), template)
 
     def number(self, value: Decimal | float, digits: int) -> str:
         """A number with thousands grouped, as this language writes it.

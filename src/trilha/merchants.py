@@ -18,6 +18,7 @@ from trilha.conversions.dedupe import DedupeMode
 from trilha.conversions.status import Status
 from trilha.db.schema import merchants
 from trilha.errors import Conflict, InvalidInput, NotFound
+from trilha.hold import require_hold_days
 from trilha.ids import new_id
 from trilha.money import ValueUnit
 from trilha.postbacks.platforms import PRESETS
@@ -90,6 +91,7 @@ class MerchantRow:
     warnings: tuple[MerchantWarning, ...]
     dedupe_mode: DedupeMode
     dedupe_window_minutes: int
+    hold_days: int | None  # None: the workspace's (trilha.hold)
     created_at: datetime
     updated_at: datetime
 
@@ -113,6 +115,7 @@ def _row(row: Any) -> MerchantRow:
         warnings=_warnings(row.secret),
         dedupe_mode=DedupeMode(row.dedupe_mode),
         dedupe_window_minutes=row.dedupe_window_minutes,
+        hold_days=row.hold_days,
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
@@ -156,11 +159,16 @@ def check_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
         "secret": _secret,
         "dedupe_mode": lambda v: _choice(v, "dedupe_mode", tuple(DedupeMode)),
         "dedupe_window_minutes": _window,
+        "hold_days": _hold_days,
     }
     unknown = set(changes) - set(checks)
     if unknown:
         raise InvalidInput(dict.fromkeys(sorted(unknown), "is not a merchant field"))
     return {name: checks[name](value) for name, value in changes.items()}
+
+
+def _hold_days(value: object) -> int | None:
+    return None if value in (None, "") else require_hold_days(value)
 
 
 def _key(value: object) -> str:

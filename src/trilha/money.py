@@ -120,7 +120,7 @@ def to_minor(amount: Decimal, currency: str) -> int:
     digits = MINOR_DIGITS.get(currency, 2)
     scaled = amount.scaleb(digits)
     if scaled != scaled.to_integral_value():
-        raise AmountError(f"{amount} has more than {digits} decimal places for {currency}")
+        raise AmountError(f"{amount} has more than {digits} decimal places for {currency!r}")
     return int(scaled)
 
 

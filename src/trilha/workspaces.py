@@ -14,6 +14,7 @@ from trilha.accounts import User, find_user_by_email
 from trilha.db.schema import memberships, users, workspaces
 from trilha.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from trilha.event_types import add_builtin_event_types
+from trilha.hold import require_hold_days
 from trilha.ids import new_id, new_secret
 from trilha.validation import (
     NAME_MAX,
@@ -46,6 +47,7 @@ class Workspace:
     fallback_url: str | None
     created_at: datetime
     keeps_buyer_data: bool = False  # off: buyers' data is masked in stored payloads
+    hold_days: int = 0  # approved revenue on hold this long (trilha.hold)
 
     def postback_url(self, public_url: str) -> str:
         """The URL sales platforms send postbacks to; it holds the secret token."""
@@ -138,10 +140,13 @@ async def update_workspace(
     fallback_url: str | None = None,
     clear_fallback_url: bool = False,
     keeps_buyer_data: bool | None = None,
+    hold_days: int | str | None = None,
 ) -> Workspace:
     values: dict[str, object] = {}
     if keeps_buyer_data is not None:
         values["keeps_buyer_data"] = keeps_buyer_data
+    if hold_days is not None:
+        values["hold_days"] = require_hold_days(hold_days)
     if name is not None:
         values["name"] = require_text(name, "name", max_length=NAME_MAX)
     if timezone is not None:

@@ -16,16 +16,31 @@ from trilha.i18n import CATALOG_DIR, negotiate_locale, translator
 from trilha.macros import BUILTIN_MACROS
 from trilha.merchants import RULE_STATUSES
 from trilha.money import ValueUnit
+from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.preset import FIELDS
 from trilha.reconciliation.compare import Cause, Verdict
 from trilha.reconciliation.export import COLUMNS as EXPORT_COLUMNS
 from trilha.reconciliation.layouts import REQUIRED
+from trilha.reports.dimensions import Dimension
+from trilha.reports.home import Signal
+from trilha.reports.metrics import METRIC_NAMES
+from trilha.reports.periods import Preset
 from trilha.web.dashboard.clicks import DEVICES
 from trilha.workspaces import Role
 
 SOURCE = Path(trilha.__file__).parent
 LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_0-9.]+)["']""")
-SECTIONS = ("campaigns", "sources", "merchants", "conversions", "postbacks", "domains", "settings")
+SECTIONS = (
+    "home",
+    "reports",
+    "campaigns",
+    "sources",
+    "merchants",
+    "conversions",
+    "postbacks",
+    "domains",
+    "settings",
+)
 FLASH_KEY = re.compile(r"""(?:redirect\(|flash=|key = )[^"\n]*"([a-z_]+\.[a-z_]+)\"""")
 
 
@@ -58,9 +73,15 @@ def _used_keys() -> set[str]:
     keys.update(f"reconciliation.cause.{cause.value}" for cause in Cause)
     keys.update(f"reconciliation.column.{name}" for name in (*EXPORT_COLUMNS, *REQUIRED))
     keys.update(f"device.{device}" for device in DEVICES)
+    keys.update(f"report_level.{dimension.value}" for dimension in Dimension)
+    keys.update(f"metric.{name}" for name in METRIC_NAMES)
+    keys.update(f"period.{preset.value}" for preset in Preset)
+    keys.update(f"signal.{signal.value}" for signal in Signal)
+    keys.update(f"preset_label.{name}" for name in PRESETS)
+    keys.update(f"preset_setup.{name}" for name in PRESETS)
     keys.update(f"costs.model.{kind.value}" for kind in CostModelKind)
     # A prefix that a template completes ("reconciliation.verdict." ~ v) is no key.
-    return {key for key in keys if not key.endswith((".html", ".json", ".py", "."))}
+    return {key for key in keys if not key.endswith((".html", ".json", ".py", ".csv", "."))}
 
 
 def test_it_has_the_same_texts_in_both_languages() -> None:
@@ -70,6 +91,16 @@ def test_it_has_the_same_texts_in_both_languages() -> None:
 def test_every_text_the_dashboard_uses_is_in_the_catalogs() -> None:
     missing = _used_keys() - set(_catalog("en")["ui"])
     assert not missing
+
+
+def test_each_presets_english_label_and_setup_are_the_presets_own() -> None:
+    # The API answers a preset's own setup text; the dashboard's English must say the same.
+    ui = _catalog("en")["ui"]
+    for name, preset in PRESETS.items():
+        assert (ui[f"preset_label.{name}"], ui[f"preset_setup.{name}"]) == (
+            preset.label,
+            preset.setup,
+        )
 
 
 def test_every_built_in_macro_is_described() -> None:

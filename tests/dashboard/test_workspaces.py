@@ -30,7 +30,7 @@ async def test_a_new_workspace_is_created_from_the_switcher_and_remembered(
     await page.goto("/")
     await expect(page.locator("#workspace-switcher")).to_have_text("Cliente Beta")
     await page.click(".workspace-switcher summary")
-    await page.click(f"a[href='/w/{owner.workspace.id}/campaigns']")
+    await page.click(f".workspace-switcher a[href='/w/{owner.workspace.id}']")
     await expect(page.locator("#workspace-switcher")).to_have_text("Loja da Ana")
     await page.goto("/")
     await expect(page.locator("#workspace-switcher")).to_have_text("Loja da Ana")

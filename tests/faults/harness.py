@@ -3,7 +3,8 @@
 A click is acknowledged by its 302, whose Location carries the click id; a postback (a unique
 txid on an acknowledged click) by any 2xx. A postback that got no 2xx is sent again later, as a
 sales platform does. At the end, every acknowledged click must be stored, every acknowledged
-postback must be one conversion on its click, and no txid may be counted twice.
+postback must be one conversion on its click, and no txid may be counted twice; and the hourly
+sums the reports read (trilha.reports.rollups) must equal the click rows they sum.
 """
 
 from __future__ import annotations
@@ -11,18 +12,19 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_campaign, make_workspace
 from tests.faults.server import Server
 from trilha.db.engine import make_engine
-from trilha.db.schema import clicks, conversions
+from trilha.db.schema import click_hours, click_sub1_hours, clicks, conversions
 
 OFFER = "https://offer.example.com/buy?c="
 CLICKERS = 6
@@ -50,6 +52,7 @@ class Report:
     postbacks_stored: int  # acknowledged txids with exactly one conversion on their click
     conversions_in_database: int
     duplicates: int  # conversions beyond the first for any txid
+    rollups_off: int  # (hour, campaign, sub1) sums that differ from the click rows
     seconds: float
 
     @property
@@ -58,6 +61,7 @@ class Report:
             self.clicks_stored == self.clicks_acknowledged
             and self.postbacks_stored == self.postbacks_acknowledged
             and self.duplicates == 0
+            and self.rollups_off == 0
             and self.clicks_in_database <= self.clicks_sent
         )
 
@@ -71,6 +75,7 @@ class Report:
             f" {self.postbacks_stored} of them stored once on their click,"
             f" {self.conversions_in_database} conversions in the database",
             f"duplicates: {self.duplicates}",
+            f"hourly sums that differ from the click rows: {self.rollups_off}",
             "PASS" if self.holds else "FAIL",
         ]
 
@@ -227,6 +232,7 @@ async def check(
                 )
             )
         ).all()
+        rollups_off = await conn.run_sync(_rollups_off)
     per_txid: dict[str | None, int] = {}
     on_its_click: set[str] = set()
     for txid, click_id, count in counts:
@@ -248,5 +254,39 @@ async def check(
         ),
         conversions_in_database=sum(per_txid.values()),
         duplicates=sum(count - 1 for count in per_txid.values()),
+        rollups_off=rollups_off,
         seconds=seconds,
+    )
+
+
+def _rollups_off(conn: Connection) -> int:
+    """The hourly sums (by campaign, and by campaign and sub1) that differ from the clicks."""
+    c = clicks.c
+    rows: Counter[tuple[int, str, str]] = Counter()
+    for created_at, campaign_id, sub1 in conn.execute(select(c.created_at, c.campaign_id, c.sub1)):
+        rows[(int(created_at.timestamp()) // 3600, campaign_id, sub1 or "")] += 1
+    by_campaign: Counter[tuple[int, str]] = Counter()
+    for (hour, campaign_id, _), n in rows.items():
+        by_campaign[(hour, campaign_id)] += n
+    h, s = click_hours.c, click_sub1_hours.c
+    summed = Counter(
+        {
+            (hour, campaign_id): int(n)
+            for hour, campaign_id, n in conn.execute(
+                select(h.hour, h.campaign_id, func.sum(h.clicks)).group_by(h.hour, h.campaign_id)
+            )
+        }
+    )
+    summed_sub1 = Counter(
+        {
+            (hour, campaign_id, sub1 or ""): int(n)
+            for hour, campaign_id, sub1, n in conn.execute(
+                select(s.hour, s.campaign_id, s.sub1, func.sum(s.clicks)).group_by(
+                    s.hour, s.campaign_id, s.sub1
+                )
+            )
+        }
+    )
+    return len(set((summed - by_campaign) + (by_campaign - summed))) + len(
+        set((summed_sub1 - rows) + (rows - summed_sub1))
     )

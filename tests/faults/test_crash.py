@@ -35,3 +35,4 @@ async def test_nothing_acknowledged_is_lost_or_counted_twice_across_server_kills
     assert report.clicks_in_database <= report.clicks_sent, story
     assert report.postbacks_stored == report.postbacks_acknowledged, story
     assert report.duplicates == 0, story
+    assert report.rollups_off == 0, story

@@ -126,12 +126,12 @@ def running_api(database_url: str, dns_server: DnsServer) -> Iterator[LiveApi]:
 
 @pytest.fixture(scope="module")
 def shared_api(
-    tmp_path_factory: pytest.TempPathFactory, postgres_template: str | None, dns_server: DnsServer
+    tmp_path_factory: pytest.TempPathFactory, database_template: str, dns_server: DnsServer
 ) -> Iterator[LiveApi]:
     """One database for every operation that deletes nothing: their cases add and change rows
     but leave the estate's ids in place, and one estate is far quicker than one each."""
     with (
-        fresh_database(tmp_path_factory.mktemp("api"), postgres_template) as url,
+        fresh_database(tmp_path_factory.mktemp("api"), database_template) as url,
         running_api(url, dns_server) as api,
     ):
         yield api

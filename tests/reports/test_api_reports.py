@@ -8,9 +8,10 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_campaign
-from tests.web.callers import make_owner
+from tests.web.callers import make_member, make_owner
 from tests.web.sales import click, create_merchant, postback
 from trilha.campaigns import Campaign
+from trilha.workspaces import Role
 
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -182,3 +183,33 @@ async def test_a_test_postback_never_counts(client: httpx.AsyncClient, db: Async
 
     totals = response.json()["totals"]
     assert (totals["sales"], totals["approved_revenue"]) == (1, "47.00")
+
+
+async def test_each_member_chooses_the_report_columns_and_the_csv_follows(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    viewer = await make_member(db, workspace, Role.VIEWER)
+    url = f"{reports_url(workspace.id)}/columns"
+
+    default = (await client.get(url, headers=owner.headers)).json()
+    assert default["columns"][:3] == ["clicks", "unique_clicks", "sales"]
+    assert set(default["columns"]) < set(default["available"])
+
+    chosen = await client.put(
+        url, json={"columns": ["net_revenue", "clicks", "net_revenue"]}, headers=viewer.headers
+    )
+    assert chosen.status_code == 200, chosen.text
+    assert chosen.json()["columns"] == ["net_revenue", "clicks"]
+    assert (await client.get(url, headers=viewer.headers)).json()["columns"] == [
+        "net_revenue",
+        "clicks",
+    ]
+    assert (await client.get(url, headers=owner.headers)).json() == default  # the viewer's own
+
+    refused = await client.put(url, json={"columns": ["clicks", "vibes"]}, headers=owner.headers)
+    assert refused.status_code == 422
+    assert "vibes" in refused.json()["errors"]["columns"]
+    empty = await client.put(url, json={"columns": []}, headers=owner.headers)
+    assert empty.status_code == 422
+    assert (await client.get(url, headers=owner.headers)).json() == default

@@ -13,16 +13,20 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_HALF_UP as HALF_UP
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from currency_converter import CurrencyConverter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, Table, create_engine, select
 
 from trilha.clicks import ClickRequest, record_clicks
 from trilha.costs.models import CostModelKind
+from trilha.currencies import convert, converted_columns
 from trilha.db.engine import sync_url
 from trilha.db.schema import (
     campaigns,
@@ -37,6 +41,7 @@ from trilha.db.schema import (
     workspaces,
 )
 from trilha.event_types import BUILTIN
+from trilha.hold import Hold
 from trilha.ids import new_id
 from trilha.links import Link
 from trilha.reports.builder import build_report
@@ -46,6 +51,7 @@ from trilha.reports.query import Selection
 from trilha.reports.rollups import rebuild_rollups
 from trilha.visitors import Device, Visitor
 
+ECB = CurrencyConverter(fallback_on_missing_rate=True, fallback_on_wrong_date=True)
 EXAMPLES = 600 if os.environ.get("TRILHA_HYPOTHESIS_PROFILE") == "full" else 25
 # Around São Paulo's midnight, New York's DST change (2026-03-08) and a +05:30 zone.
 START = datetime(2026, 3, 6, 0, 0, tzinfo=UTC)
@@ -80,6 +86,7 @@ class ConversionPlan:
     value: int
     minutes_later: int
     currency: str
+    status_minutes_later: int  # its status changed this long after it was recorded
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,8 @@ conversion_plans = st.builds(
     status=st.sampled_from(STATUSES),
     value=st.integers(0, 100_000),
     minutes_later=st.integers(0, 3 * 60),
-    currency=st.sampled_from(["BRL", "BRL", "USD"]),
+    currency=st.sampled_from(["BRL", "BRL", "USD", "ARS"]),  # no rate for ARS: left out
+    status_minutes_later=st.integers(0, 3 * 24 * 60),
 )
 
 
@@ -238,6 +246,7 @@ def record(conn: Connection, links: list[Link], plans: list[ClickPlan]) -> list[
     first_day=st.integers(0, 3),
     days=st.integers(1, 3),
     by_click_time=st.booleans(),
+    hold_hours=st.integers(0, 5 * 24),
     model_plan=st.lists(model_plans, max_size=5),
     day_plan=st.lists(day_plans, max_size=6),
 )
@@ -250,10 +259,12 @@ def test_reports_equal_the_sums_of_the_history(
     first_day: int,
     days: int,
     by_click_time: bool,
+    hold_hours: int,
     model_plan: list[ModelPlan],
     day_plan: list[DayPlan],
 ) -> None:
     zone = ZoneInfo(zone_name)
+    hold = Hold(since=START + timedelta(days=6) - timedelta(hours=hold_hours))
     first = date(2026, 3, 5) + timedelta(days=first_day)
     period = Period(first, first + timedelta(days=days - 1), zone)
     with engine.begin() as conn:
@@ -261,7 +272,7 @@ def test_reports_equal_the_sums_of_the_history(
         rows = record(conn, links, click_plan)
         sales = place_conversions(conn, workspace_id, rows, conversion_plan)
         plan = place_costs(conn, workspace_id, links, model_plan, day_plan)
-        selection = Selection(workspace_id, period, grouping, {}, by_click_time)
+        selection = Selection(workspace_id, period, grouping, {}, by_click_time, hold)
         report = build_report(conn, selection, currency="BRL")
 
     expected_clicks: Counter[tuple[str, ...]] = Counter()
@@ -280,19 +291,28 @@ def test_reports_equal_the_sums_of_the_history(
         for s in sales
         if period.start <= (s["click_at"] if by_click_time else s["created_at"]) < period.end
     ]
-    revenue = [s for s in counted if s["event_type"] != "LEAD" and s["currency"] == "BRL"]
+    converted = [s for s in counted if s["report_currency"] == "BRL"]
+    revenue = [s for s in converted if s["event_type"] != "LEAD"]
     approved = [s for s in revenue if s["status"] in ("approved", "refunded", "chargeback")]
     assert report.totals.sales == len(approved)
-    assert report.totals.approved_revenue == sum(s["value_minor"] for s in approved)
+    assert report.totals.approved_revenue == sum(s["report_value_minor"] for s in approved)
     assert report.totals.refunded == sum(
-        s["value_minor"] for s in revenue if s["status"] == "refunded"
+        s["report_value_minor"] for s in revenue if s["status"] == "refunded"
     )
     assert report.totals.pending_sales == sum(s["status"] == "pending" for s in revenue)
-    assert report.totals.leads == sum(
-        s["event_type"] == "LEAD" and s["status"] == "approved" and s["currency"] == "BRL"
-        for s in counted
+    assert report.totals.on_hold == sum(
+        s["report_value_minor"]
+        for s in revenue
+        if s["status"] == "approved" and s["status_changed_at"] > hold.since
     )
-    assert report.other_currency == sum(s["currency"] != "BRL" for s in counted)
+    assert report.totals.leads == sum(
+        s["event_type"] == "LEAD" and s["status"] == "approved" for s in converted
+    )
+    assert report.other_currency == sum(s["currency"] == "ARS" for s in counted)
+    for s in converted:  # at the ECB's rate of its day (10 places), which the test reads itself
+        rate = 1 if s["currency"] == "BRL" else ECB.convert(1, "USD", "BRL", s["created_at"].date())
+        exact = Decimal(s["value_minor"]) * Decimal(str(rate)).quantize(Decimal("1e-10"), HALF_UP)
+        assert s["report_value_minor"] == exact.quantize(Decimal(1), HALF_UP)
 
     # Filtered on each value of a level, the parts add up to the whole: a day's spread cost is
     # shared over all its clicks, whichever the filter keeps.
@@ -368,7 +388,10 @@ def place_conversions(
             "currency": plan.currency,
             "dedupe_key": f"tx:{n}",
             "created_at": created_at,
-            "status_changed_at": created_at,
+            "status_changed_at": created_at + timedelta(minutes=plan.status_minutes_later),
+            **converted_columns(
+                convert(conn, workspace_id, plan.value, plan.currency, "BRL", created_at.date())
+            ),
         }
         conn.execute(conversions.insert().values(**conversion))
         placed.append({**conversion, "click_at": row["created_at"]})

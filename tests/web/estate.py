@@ -14,6 +14,7 @@ from tests.postbacks.shop import make_merchant
 from tests.web.callers import Caller, make_member, make_owner
 from tests.web.sales import click, postback
 from trilha.accounts import create_api_key
+from trilha.currencies import save_rate
 from trilha.event_types import create_event_type
 from trilha.invitations import invite
 from trilha.reconciliation.reconcile import read_upload, reconcile
@@ -64,6 +65,15 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
         reconciliation_id = await conn.run_sync(
             reconcile, workspace, merchant.id, export, now=now()
         )
+        rate, _ = await conn.run_sync(
+            save_rate,
+            workspace.id,
+            "BRL",
+            currency="ARS",
+            day="2026-12-01",
+            rate="0.005",
+            now=now(),
+        )
     return Estate(
         owner,
         member,
@@ -83,6 +93,7 @@ async def build_estate(client: httpx.AsyncClient, db: AsyncEngine) -> Estate:
             "postback_id": sale["postback_id"],
             "entry_id": sale["postback_id"],  # the dashboard's name for a postback log entry
             "reconciliation_id": reconciliation_id,
+            "rate_id": rate.id,
             "day": "2026-12-01",  # a campaign's cost day
         },
     )

@@ -92,6 +92,12 @@ API: dict[str, Access] = {
     f"GET {W}/conversions": Access.VIEWER,
     f"GET {W}/reports": Access.VIEWER,
     f"GET {W}/reports/csv": Access.VIEWER,
+    f"GET {W}/rates": Access.VIEWER,
+    f"PUT {W}/rates": Access.MEMBER,
+    f"DELETE {W}/rates/{{rate_id}}": Access.MEMBER,
+    # Report columns are the caller's own choice, whatever their role.
+    f"GET {W}/reports/columns": Access.VIEWER,
+    f"PUT {W}/reports/columns": Access.VIEWER,
     f"GET {W}/orphans": Access.VIEWER,
     f"GET {W}/conversions/{{conversion_id}}": Access.VIEWER,
     f"POST {W}/conversions/{{conversion_id}}/attach": Access.MEMBER,
@@ -117,6 +123,8 @@ API: dict[str, Access] = {
 # A valid body for each API route that takes one, so that what answers is the access check and
 # not the body's validation. "$name" stands for the id of a row (see Estate.ids).
 API_BODIES: dict[str, dict[str, Any]] = {
+    f"PUT {W}/reports/columns": {"columns": ["clicks", "sales"]},
+    f"PUT {W}/rates": {"currency": "ARS", "day": "2026-12-01", "rate": "0.0055"},
     "PATCH /api/v1/me": {"name": "Ana"},
     "POST /api/v1/api-keys": {"name": "laptop"},
     "POST /api/v1/workspaces": {"name": "Another"},
@@ -170,6 +178,12 @@ DASHBOARD: dict[str, Access] = {
     "GET /": Access.SIGNED_IN,
     "GET /workspaces/new": Access.SIGNED_IN,
     "POST /workspaces": Access.SIGNED_IN,
+    f"GET {D}": Access.VIEWER,
+    f"GET {D}/reports": Access.VIEWER,
+    f"GET {D}/reports/csv": Access.VIEWER,
+    f"POST {D}/reports/columns": Access.VIEWER,
+    f"POST {D}/rates": Access.MEMBER,
+    f"POST {D}/rates/{{rate_id}}/delete": Access.MEMBER,
     f"GET {D}/campaigns": Access.VIEWER,
     f"GET {D}/campaigns/new": Access.MEMBER,
     f"POST {D}/campaigns/preview": Access.VIEWER,
@@ -240,6 +254,8 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/members/{{user_id}}/role": {"role": "viewer"},
     f"POST {D}/settings/forget-buyer": {"buyer": "ana@example.com"},
     f"POST {D}/api-keys": {"name": "laptop"},
+    f"POST {D}/reports/columns": {"column": ["clicks", "sales"]},
+    f"POST {D}/rates": {"currency": "ARS", "day": "2026-12-01", "rate": "0.0055"},
     f"POST {D}/campaigns/{{campaign_id}}/costs/model": {"model": "cpc", "amount": "0,05"},
     f"POST {D}/campaigns/{{campaign_id}}/costs/days": {"day": "2026-12-01", "cost": "10"},
     f"POST {D}/campaigns/{{campaign_id}}/costs/days/delete": {"day": "2026-12-01"},

@@ -47,6 +47,10 @@ class Conversion:
     status_changed_at: datetime
     attached_at: datetime | None
     is_test: bool  # made by "send test postback": never counted
+    report_value: Decimal | None  # in the workspace's currency (trilha.currencies); None: no rate
+    report_currency: str | None
+    rate: Decimal | None
+    rate_source: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +153,14 @@ def _conversion(row: Any) -> Conversion:
         status_changed_at=row.status_changed_at,
         attached_at=row.attached_at,
         is_test=row.is_test,
+        report_value=(
+            None
+            if row.report_currency is None
+            else from_minor(row.report_value_minor, row.report_currency)
+        ),
+        report_currency=row.report_currency,
+        rate=None if row.rate is None else Decimal(row.rate),
+        rate_source=row.rate_source,
     )
 
 

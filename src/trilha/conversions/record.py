@@ -19,6 +19,7 @@ from trilha.conversions.attribution import Attribution
 from trilha.conversions.dedupe import DedupeMode, dedupe_key
 from trilha.conversions.outcome import Outcome
 from trilha.conversions.status import LEGAL_CHANGES, Status
+from trilha.currencies import convert, converted_columns
 from trilha.db.driver import insert_row
 from trilha.db.schema import conversion_status_history, conversions
 from trilha.ids import new_id
@@ -67,10 +68,12 @@ def record_conversion(
     postback_id: str,
     actor: str,
     now: datetime,
+    workspace_currency: str,
 ) -> Recorded:
     """Insert the conversion, or find the one it repeats and apply a status change.
 
-    ``actor``: who reported it, kept in the status history ("postback", "replay").
+    ``actor``: who reported it, kept in the status history ("postback", "replay"). A new
+    conversion also keeps its value in ``workspace_currency`` at the rate of its day.
     """
     value_minor = to_minor(reported.value, reported.currency)
     if dedupe.mode is DedupeMode.WINDOW:
@@ -82,6 +85,9 @@ def record_conversion(
         dedupe.mode, reported.event_type, reported.txid, attribution.raw_click_id, postback_id
     )
     conversion_id = new_id()
+    converted = convert(
+        conn, workspace_id, value_minor, reported.currency, workspace_currency, now.date()
+    )
     inserted = insert_row(
         conn,
         conversions,
@@ -104,6 +110,7 @@ def record_conversion(
             "dedupe_key": key,
             "created_at": now,
             "status_changed_at": now,
+            **converted_columns(converted),
         },
         returning=_IF_NEW,
     )

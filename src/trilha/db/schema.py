@@ -146,6 +146,8 @@ workspaces = Table(
     Column("created_at", Timestamp, nullable=False),
     # Off (the default): buyers' personal data is masked in stored payloads (trilha.privacy).
     Column("keeps_buyer_data", Boolean, nullable=False, server_default=false()),
+    # Days approved revenue stays on hold (the refund window) before it counts as available.
+    Column("hold_days", Integer, nullable=False, server_default="0"),
 )
 
 memberships = Table(
@@ -155,6 +157,7 @@ memberships = Table(
     Column("user_id", ID, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
     Column("role", String(16), nullable=False),
     Column("created_at", Timestamp, nullable=False),
+    Column("report_columns", JSON),  # the metrics this member shows in reports; NULL: default
     CheckConstraint(ROLES, name="role"),
     Index("ix_memberships_user", "user_id"),
 )
@@ -305,6 +308,7 @@ merchants = Table(
     Column("secret", Text),
     Column("dedupe_mode", String(16), nullable=False, server_default="txid"),
     Column("dedupe_window_minutes", Integer, nullable=False, server_default="60"),
+    Column("hold_days", Integer),  # NULL: the workspace's hold period
     Column("created_at", Timestamp, nullable=False),
     Column("updated_at", Timestamp, nullable=False),
     UniqueConstraint("workspace_id", "key"),
@@ -347,6 +351,12 @@ conversions = Table(
     Column("buyer_email_sha256", String(64)),
     Column("buyer_phone_sha256", String(64)),
     Column("is_test", Boolean, nullable=False, server_default=false()),  # "send test postback"
+    # The value in the workspace's currency at the rate of its day, taken once (trilha.currencies);
+    # NULL while no rate is known for its currency.
+    Column("report_value_minor", BigInteger),
+    Column("report_currency", String(3)),
+    Column("rate", String(40)),
+    Column("rate_source", String(16)),
     UniqueConstraint("workspace_id", "dedupe_key"),
     CheckConstraint(STATUSES, name="status"),
     Index("ix_conversions_workspace_time", "workspace_id", "created_at"),
@@ -516,6 +526,21 @@ reconciliations = Table(
     Column("bad_rows", JSON, nullable=False),
     Column("lines", JSON, nullable=False),
     Index("ix_reconciliations_workspace_time", "workspace_id", "created_at"),
+)
+
+# The workspace's own exchange rates, for currencies the ECB's reference rates lack (or to use its
+# own): one unit of ``currency`` in ``to_currency`` from ``day`` on.
+currency_rates = Table(
+    "currency_rates",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("to_currency", String(3), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("rate", String(40), nullable=False),  # a decimal, exact
+    Column("created_at", Timestamp, nullable=False),
+    UniqueConstraint("workspace_id", "currency", "to_currency", "day"),
 )
 
 # A campaign's cost model from a day on: the model in force on a (report's local) day is the one

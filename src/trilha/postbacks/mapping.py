@@ -12,11 +12,15 @@ from trilha.conversions.status import Status
 from trilha.merchants import Merchant
 from trilha.money import AmountError, check_currency, parse_amount
 from trilha.postbacks.payload import Tree, get_path
-from trilha.postbacks.preset import IGNORE
+from trilha.postbacks.platforms import PRESETS
+from trilha.postbacks.preset import IGNORE, Preset
 
+GENERIC_PRESET = "generic"
 UNFILLED_MACRO = re.compile(r"[{}\[\]]|^%[A-Za-z_][\w.-]*%$|^\$[A-Za-z_]\w*\$?$")
 MAX_FIELD_LENGTH = 200
 READ = ("click_id", "event", "status", "value", "currency", "txid")  # kept in the log as sent
+# What tells a platform's postback apart: a body with none of them is not this platform's.
+IDENTIFYING = ("event", "status", "txid")
 
 
 class MappingError(ValueError):
@@ -49,20 +53,28 @@ NO_NET_VALUE = "the merchant counts the net value, but the postback has none: th
 
 def read_field(merchant: Merchant, payload: Tree, name: str) -> str | None:
     """The first non-empty value among the field's paths, as text."""
-    for path in merchant.paths(name):
+    return _first_value(merchant.paths(name), payload, merchant.preset)
+
+
+def _first_value(paths: tuple[str, ...], payload: Tree, preset: Preset) -> str | None:
+    for path in paths:
         value = get_path(payload, path)
         if value is None or isinstance(value, dict | list):
             continue
         text = str(value).strip()
-        if text.lower() not in merchant.preset.empty_values:
+        if text.lower() not in preset.empty_values:
             return text
     return None
 
 
 def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]) -> Fields:
     """The postback's fields, or a MappingError naming every problem, the most fundamental
-    first (the click id, then what the event is, then its details), with what was read."""
+    first (the click id, then what the event is, then its details), with what was read. A body
+    with none of the fields the preset tells its platform by is that one problem alone."""
     read = {name: read_field(merchant, payload, name) for name in READ}
+    misfit = misfit_reason(merchant, payload, read)
+    if misfit:
+        raise MappingError(misfit, read={k: v for k, v in read.items() if v})
     click_id, txid = read["click_id"], read["txid"]
     problems = []
     if click_id is not None and UNFILLED_MACRO.search(click_id):
@@ -100,6 +112,46 @@ def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]
         read["status"],
         value_note,
     )
+
+
+def misfit_reason(
+    merchant: Merchant, payload: Tree, read: Mapping[str, str | None] | None = None
+) -> str | None:
+    """Why the body is no postback of the merchant's platform, when it has none of the fields
+    that tell one apart (a catch-all rule would otherwise ignore the sale it may be); naming
+    the preset the body fits, when one does. The generic preset takes any body."""
+    preset = merchant.preset
+    if preset.name == GENERIC_PRESET:
+        return None
+    if read is None:
+        read = {name: read_field(merchant, payload, name) for name in IDENTIFYING}
+    if any(read[name] for name in IDENTIFYING):
+        return None
+    looked = ", ".join(path for name in IDENTIFYING for path in merchant.paths(name))
+    reason = (
+        f"the body has none of the fields the preset {preset.label!r} reads (looked in: {looked})"
+    )
+    fitting = fitting_preset(payload, besides=preset.name)
+    if fitting is not None:
+        reason += f"; this looks like a webhook of {fitting.label!r}; choose that preset"
+    return reason
+
+
+def fitting_preset(payload: Tree, *, besides: str) -> Preset | None:
+    """The platform preset that reads the most of the body, among those that read its
+    transaction id and its event or status."""
+    best, best_count = None, 0
+    for preset in PRESETS.values():
+        if preset.name in (GENERIC_PRESET, besides):
+            continue
+        tree = preset.reshape(payload) if preset.reshape is not None else payload
+        read = {name: _first_value(preset.paths.get(name, ()), tree, preset) for name in READ}
+        if read["txid"] is None or (read["event"] is None and read["status"] is None):
+            continue
+        count = sum(value is not None for value in read.values())
+        if count > best_count:
+            best, best_count = preset, count
+    return best
 
 
 def classify(merchant: Merchant, event: str | None, status: str | None) -> tuple[str, str]:

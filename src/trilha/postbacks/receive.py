@@ -27,7 +27,7 @@ from trilha.merchants import GENERIC, Merchant, load_merchant
 from trilha.money import AmountError
 from trilha.postbacks.auth import check_secret
 from trilha.postbacks.log import write_log
-from trilha.postbacks.mapping import Fields, MappingError, map_fields, read_field
+from trilha.postbacks.mapping import Fields, MappingError, map_fields, misfit_reason, read_field
 from trilha.postbacks.payload import (
     PayloadError,
     Received,
@@ -161,7 +161,9 @@ def _process(
         )
         if failure:
             trace.auth_failed = True
-            raise Rejected(failure, http_status=401)
+            # A body of another platform lacks the secret where this one puts it: say so.
+            misfit = misfit_reason(merchant, payload)
+            raise Rejected(f"{failure}; {misfit}" if misfit else failure, http_status=401)
     names = reads.get(("event types", workspace_id), lambda: event_type_names(conn, workspace_id))
     fields = _map(merchant, payload, names, trace)
     trace.fields = fields
@@ -185,7 +187,7 @@ def _process(
         buyer=read_buyer_hashes(payload, buyer_fields(merchant.preset.name)),
         is_test=is_test,
     )
-    return _record(conn, workspace_id, merchant, reported, attribution, trace, replay)
+    return _record(conn, workspace_id, merchant, reported, attribution, trace, replay, currency)
 
 
 def _record(
@@ -196,6 +198,7 @@ def _record(
     attribution: Attribution,
     trace: Trace,
     replay: Replay | None,
+    workspace_currency: str,
 ) -> Result:
     try:
         recorded = record_conversion(
@@ -208,6 +211,7 @@ def _record(
             postback_id=trace.postback_id,
             actor="replay" if replay else "postback",
             now=datetime.now(UTC),
+            workspace_currency=workspace_currency,
         )
     except AmountError as exc:
         raise Rejected(str(exc)) from None

@@ -82,6 +82,11 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
         email=("cus_email", "customer.email", "data.buyer.email"),
         phone=("cus_cel", "cus_tel", "customer.cellphone", "data.buyer.cellphone"),
     ),
+    "eduzz_v3": BuyerFields(
+        masked=("data.buyer", "data.student"),
+        email=("data.buyer.email",),
+        phone=("data.buyer.cellphone", "data.buyer.phone"),
+    ),
     "perfectpay": BuyerFields(
         masked=("customer",),
         email=("customer.email",),
@@ -89,6 +94,11 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
     ),
     "ticto": BuyerFields(
         masked=("customer",), email=("customer.email",), phone=("customer.phone",)
+    ),
+    "cakto": BuyerFields(
+        masked=("data.customer", "data.subscription.customer", "data.card"),
+        email=("data.customer.email",),
+        phone=("data.customer.phone",),
     ),
     "greenn": BuyerFields(
         masked=("client",), email=("client.email",), phone=("client.cellphone", "client.phone")

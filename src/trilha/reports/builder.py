@@ -35,6 +35,7 @@ class Report:
     totals: Counts
     other_currency: int  # conversions in another currency, left out (no rate to convert)
     from_rollups: bool
+    names: Mapping[str, str]  # the workspace's campaigns, sources and merchants by id
 
 
 def check_grouping(group_by: tuple[Dimension, ...], filters: Mapping[Dimension, str]) -> None:
@@ -58,14 +59,22 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
         counts.unique_clicks += unique
         counts.bot_clicks += bots
     other_currency = 0
-    for grouped, (status, row_currency, is_conversion, is_revenue, n, value) in conversion_sums(
-        conn, selection
-    ):
+    for grouped, (
+        status,
+        row_currency,
+        is_conversion,
+        is_revenue,
+        n,
+        value,
+        held,
+    ) in conversion_sums(conn, selection):
         if row_currency != currency:
             other_currency += n
             continue
         counts = rows.setdefault(_key(grouped, selection), Counts())
-        _add_conversions(counts, status, bool(is_conversion), bool(is_revenue), n, int(value))
+        _add_conversions(counts, status, bool(is_conversion), bool(is_revenue), n, int(value or 0))
+        if is_revenue:
+            counts.on_hold += int(held or 0)
     for key, cost in report_costs(
         conn, selection, currency=currency, splits_clicks=splits_clicks
     ).items():
@@ -84,6 +93,7 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
         totals=totals,
         other_currency=other_currency,
         from_rollups=uses_rollups(selection),
+        names=names,
     )
 
 

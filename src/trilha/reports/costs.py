@@ -381,7 +381,7 @@ def _conversion_cost(
     named = dict(zip(run.dimensions, values, strict=True))
     if named[Dimension.SOURCE] in entered:
         return None
-    status, row_currency, _, is_revenue, n, value = sums
+    status, row_currency, _, is_revenue, n, value, _ = sums  # the last: the part on hold
     key = _report_key(selection, None if slot is None else _local(slot, run.period.zone), named)
     if version.model is CostModelKind.CPA:
         is_paid = named[Dimension.EVENT_TYPE] in version.event_types and status in _WAS_APPROVED

@@ -3,7 +3,8 @@
 Clicks count every click, bots too; rates per click use the clicks that are not bots. Sales are
 conversions of an event type that counts as revenue that were approved (and stay counted when
 refunded or charged back later: the refund is taken back apart); pending sales and their revenue
-are shown apart, never as sales. Net revenue is what stays approved.
+are shown apart, never as sales. Net revenue is what stays approved; of it, what is still inside
+its hold period (trilha.hold) is on hold, the rest available.
 Cost is added up in exact cost units (trilha.costs.units) and rounded only when shown; profit is
 net revenue minus cost, ROI profit over cost, ROAS net revenue over cost, CPC cost per click that
 is not a bot, CPA cost per sale (trilha.reports.costs says how cost reaches each row).
@@ -36,6 +37,7 @@ class Counts:
     refunded: int = 0
     chargebacks: int = 0
     charged_back: int = 0
+    on_hold: int = 0  # approved revenue still inside its hold period
     cost: int = 0
 
     def add(self, other: Counts) -> None:
@@ -61,19 +63,22 @@ def metrics(counts: Counts, currency: str) -> dict[str, int | Decimal | None]:
     >>> [str(m[name]) for name in ("cost", "profit", "roi", "roas", "cpc", "cpa")]
     ['98.50', '98.50', '1.0000', '2.0000', '12.3125', '49.25']
     """
+    net_minor = counts.approved_revenue - counts.refunded - counts.charged_back
     money = {
         "approved_revenue": counts.approved_revenue,
         "pending_revenue": counts.pending_revenue,
         "refunded": counts.refunded,
         "charged_back": counts.charged_back,
-        "net_revenue": counts.approved_revenue - counts.refunded - counts.charged_back,
+        "net_revenue": net_minor,
+        "on_hold_revenue": counts.on_hold,
+        "available_revenue": net_minor - counts.on_hold,
     }
     amounts = {name: from_minor(value, currency) for name, value in money.items()}
     net = amounts["net_revenue"]
     human = counts.clicks - counts.bot_clicks
     cost = from_cost_units(counts.cost, currency)
     return {
-        **{field.name: getattr(counts, field.name) for field in fields(counts)},
+        **{f.name: getattr(counts, f.name) for f in fields(counts) if f.name != "on_hold"},
         **amounts,
         "cost": in_minor_units(counts.cost, currency),
         "profit": in_minor_units(money["net_revenue"] * 10**EXTRA_DIGITS - counts.cost, currency),
@@ -90,3 +95,8 @@ def metrics(counts: Counts, currency: str) -> dict[str, int | Decimal | None]:
 
 
 METRIC_NAMES: Final = tuple(metrics(Counts(), "BRL"))
+
+# How a metric reads: rates as a percentage, ROAS as a multiple; other Decimals are money.
+PERCENTAGES: Final = frozenset({"cr", "refund_rate", "roi"})
+MULTIPLES: Final = frozenset({"roas"})
+SIGNED: Final = frozenset({"profit", "roi"})  # shown green above zero, red below

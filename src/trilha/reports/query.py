@@ -18,9 +18,11 @@ from sqlalchemy import (
     Select,
     Table,
     and_,
+    case,
     cast,
     false,
     func,
+    literal,
     or_,
     select,
     true,
@@ -34,6 +36,7 @@ from trilha.db.schema import (
     conversions,
     event_types,
 )
+from trilha.hold import Hold
 from trilha.reports.dimensions import (
     CLICK_COLUMNS,
     CONVERSION_COLUMNS,
@@ -56,6 +59,7 @@ class Selection:
     group_by: tuple[Dimension, ...]
     filters: Mapping[Dimension, str]
     by_click_time: bool = False
+    hold: Hold | None = None  # None: nothing is on hold
 
     @property
     def has_time(self) -> bool:
@@ -169,8 +173,8 @@ def _grouping(
 
 
 def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Grouped, Any]]:
-    """Per slot and dimension values: conversions and their value, by status, currency and
-    what their event type counts as."""
+    """Per slot and dimension values: conversions, their value and the part of it on hold, by
+    status, currency and what their event type counts as."""
     v, k, e = conversions.c, clicks.c, event_types.c
     moment = k.created_at if selection.by_click_time else v.created_at
     slot = _slot(conn, moment) if selection.has_time else None
@@ -179,8 +183,10 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
     where += [v.is_test.is_(False)]  # a "send test postback" never counts
     where += [_equals(_conversion_column(d), value) for d, value in selection.filters.items()]
-    kinds = [v.status, v.currency, e.counts_as_conversion, e.counts_as_revenue]
-    query = _grouping(slot, [*columns, *kinds], [func.count(), func.sum(v.value_minor)], where)
+    # In the workspace's currency (trilha.currencies); unconverted ones come back apart.
+    kinds = [v.status, v.report_currency, e.counts_as_conversion, e.counts_as_revenue]
+    sums = [func.count(), func.sum(v.report_value_minor), func.sum(_on_hold(selection.hold))]
+    query = _grouping(slot, [*columns, *kinds], sums, where)
     query = query.select_from(
         conversions.outerjoin(clicks, k.id == v.click_id).outerjoin(
             event_types, and_(e.workspace_id == v.workspace_id, e.name == v.event_type)
@@ -190,6 +196,25 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     for row in conn.execute(query):
         if row.n:
             yield _grouped(row, selection, QUARTER), row[1 + width :]
+
+
+def _on_hold(hold: Hold | None) -> ColumnElement[Any]:
+    """An approved conversion's value while its hold lasts (approved since the hold's start,
+    its merchant's or the workspace's), else 0."""
+    v = conversions.c
+    if hold is None:
+        return literal(0)
+    since: ColumnElement[Any] = literal(hold.since, v.status_changed_at.type)
+    if hold.merchants:
+        since = case(
+            *(
+                (v.merchant_id == merchant_id, moment)
+                for merchant_id, moment in hold.merchants.items()
+            ),
+            else_=hold.since,
+        )
+    held = and_(v.status == "approved", v.status_changed_at > since)
+    return case((held, v.report_value_minor), else_=0)
 
 
 def _conversion_column(dimension: Dimension) -> ColumnElement[Any]:

@@ -73,3 +73,42 @@
     if (event.target.matches("[data-slug-target]") && event.isTrusted) { event.target.dataset.auto = "0"; }
   });
 })();
+
+// The home screen's chart: clicks and sales (left axis) and net revenue (right), day by day.
+(function () {
+  "use strict";
+  function draw() {
+    var holder = document.getElementById("home-chart");
+    var source = document.getElementById("home-chart-data");
+    if (!holder || !source || !window.uPlot) { return; }
+    var data = JSON.parse(source.textContent);
+    var labels = JSON.parse(holder.dataset.labels);
+    var days = data.days.map(function (day) { return Date.parse(day + "T12:00:00Z") / 1000; });
+    var locale = document.documentElement.lang || "pt-BR";
+    var dayText = function (seconds) {
+      return new Date(seconds * 1000).toLocaleDateString(locale, { day: "2-digit", month: "2-digit", timeZone: "UTC" });
+    };
+    var options = {
+      width: Math.max(holder.clientWidth, 280),
+      height: 240,
+      series: [
+        { label: labels.day, value: function (u, seconds) { return seconds == null ? "" : dayText(seconds); } },
+        { label: labels.clicks, stroke: "#6b7c93", width: 2 },
+        { label: labels.sales, stroke: "#00895a", width: 2 },
+        { label: labels.revenue, stroke: "#1d4f91", width: 2, scale: "money" }
+      ],
+      axes: [
+        { values: function (u, ticks) { return ticks.map(dayText); } },
+        {},
+        { scale: "money", side: 1, grid: { show: false } }
+      ]
+    };
+    holder.textContent = "";
+    var chart = new window.uPlot(options, [days, data.clicks, data.sales, data.revenue], holder);
+    window.addEventListener("resize", function () {
+      chart.setSize({ width: Math.max(holder.clientWidth, 280), height: 240 });
+    });
+    holder.dataset.drawn = "true";
+  }
+  if (document.readyState === "complete") { draw(); } else { window.addEventListener("load", draw); }
+})();

@@ -8,8 +8,11 @@ from typing import Final
 
 from trilha.postbacks.platforms import (
     braip,
+    cakto,
     eduzz,
+    eduzz_v3,
     generic,
+    greenn,
     hotmart,
     kiwify,
     monetizze,
@@ -19,7 +22,19 @@ from trilha.postbacks.platforms import (
 from trilha.postbacks.preset import Preset
 from trilha.postbacks.sample import Sample
 
-_PLATFORMS = (generic, hotmart, kiwify, monetizze, braip, eduzz, perfectpay, ticto)
+_PLATFORMS = (
+    generic,
+    hotmart,
+    kiwify,
+    monetizze,
+    braip,
+    eduzz,
+    eduzz_v3,
+    perfectpay,
+    ticto,
+    greenn,
+    cakto,
+)
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
 SAMPLES: Final[dict[str, Sample]] = {module.PRESET.name: module.SAMPLE for module in _PLATFORMS}

@@ -21,6 +21,7 @@ from trilha.web.api import (
     merchants,
     postback_log,
     presets,
+    rates,
     reconciliations,
     reports,
     sources,
@@ -45,6 +46,7 @@ RESOURCES = (
     conversions,
     postback_log,
     reports,
+    rates,
     reconciliations,
     export_columns,
 )

@@ -16,6 +16,7 @@ from trilha.conversions.dedupe import DedupeMode
 from trilha.conversions.lookup import Conversion, StatusChange
 from trilha.conversions.outcome import Outcome
 from trilha.conversions.status import Status
+from trilha.currencies import RateSource
 from trilha.event_types import NAME as EVENT_TYPE_NAME
 from trilha.merchants import (
     KEY,
@@ -29,6 +30,7 @@ from trilha.money import ValueUnit
 from trilha.postbacks.preset import AuthKind, Preset
 from trilha.postbacks.trial import Trial
 from trilha.web.api.schemas import (
+    HOLD_RULES,
     NAME_RULES,
     Answer,
     Input,
@@ -87,10 +89,16 @@ class MerchantIn(Input):
     dedupe_window_minutes: int = checked(
         60, description="For dedupe_mode `window`, in minutes.", **WINDOW_RULES
     )
+    hold_days: int | None = checked(
+        None,
+        description="Days this merchant's approved revenue stays on hold (its refund window); "
+        "null: the workspace's.",
+        **HOLD_RULES,
+    )
 
 
 class MerchantPatch(Patch):
-    NULLABLE = frozenset({"value_unit", "secret"})
+    NULLABLE = frozenset({"value_unit", "secret", "hold_days"})
     key: str | None = checked(None, **MERCHANT_KEY_RULES)
     name: str | None = checked(None, **NAME_RULES)
     preset: str | None = None
@@ -106,6 +114,12 @@ class MerchantPatch(Patch):
     )
     dedupe_mode: DedupeMode | None = None
     dedupe_window_minutes: int | None = checked(None, **WINDOW_RULES)
+    hold_days: int | None = checked(
+        None,
+        description="Days this merchant's approved revenue stays on hold (its refund window); "
+        "null: the workspace's.",
+        **HOLD_RULES,
+    )
 
 
 class MerchantOut(Answer):
@@ -126,6 +140,7 @@ class MerchantOut(Answer):
     )
     dedupe_mode: DedupeMode
     dedupe_window_minutes: int
+    hold_days: int | None = Field(description="null: the workspace's hold period.")
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
@@ -206,6 +221,16 @@ class ConversionOut(Answer):
     status_changed_at: UtcDatetime
     attached_at: UtcDatetime | None = Field(description="When an orphan found its click.")
     is_test: bool = Field(description='Made by "send test postback": never counted, and deletable.')
+    report_value: Decimal | None = Field(
+        description="The value in the workspace's currency at the rate of its day, as reports "
+        "count it; null: no rate known for its currency yet (reports leave it out)."
+    )
+    report_currency: str | None
+    rate: Decimal | None = Field(description="One unit of `currency` in `report_currency`.")
+    rate_source: RateSource | None = Field(
+        description="`same` (no conversion), `ecb` (the ECB's reference rate) or `workspace` "
+        "(the workspace's rate table)."
+    )
 
     @classmethod
     def of(cls, conversion: Conversion) -> ConversionOut:

@@ -8,18 +8,20 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
+from pydantic import BaseModel, Field
 
 from trilha.errors import InvalidInput
+from trilha.reports.columns import report_columns, save_report_columns
 from trilha.reports.dimensions import Dimension
 from trilha.reports.export import report_csv
 from trilha.reports.metrics import METRIC_NAMES
 from trilha.reports.periods import Preset
-from trilha.reports.request import ReportQuery, run_report
+from trilha.reports.request import MAX_FILTERS, ReportQuery, parse_filter, run_report
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.report_schemas import ReportOut
 from trilha.web.api.routing import ApiRoute
-from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND
-from trilha.web.auth import Db
+from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, Input
+from trilha.web.auth import ApiUser, Db
 
 router = APIRouter(
     route_class=ApiRoute,
@@ -27,8 +29,6 @@ router = APIRouter(
     tags=["reports"],
     responses=AUTH_ERRORS | NOT_FOUND,
 )
-MAX_FILTERS = 20
-MAX_FILTER = 300
 
 
 def report_query(
@@ -60,22 +60,11 @@ def report_query(
         last=last,
         timezone=timezone,
         group_by=tuple(group_by if group_by is not None else [Dimension.CAMPAIGN]),
-        filters=dict(_filter(text) for text in filter or []),
+        filters=dict(parse_filter(text) for text in filter or []),
         by_click_time=attribution == "click_time",
         sort=sort,
         descending=order == "desc",
     )
-
-
-def _filter(text: str) -> tuple[Dimension, str]:
-    name, colon, value = text.partition(":")
-    try:
-        dimension = Dimension(name)
-    except ValueError:
-        dimension = None
-    if not colon or dimension is None or len(value) > MAX_FILTER:
-        raise InvalidInput({"filter": "must be dimension:value"})
-    return dimension, value
 
 
 Asked = Annotated[ReportQuery, Depends(report_query)]
@@ -110,3 +99,33 @@ async def export_report(
         media_type="text/csv; charset=utf-8",
         headers={"content-disposition": 'attachment; filename="report.csv"'},
     )
+
+
+class ReportColumnsIn(Input):
+    columns: list[str] = Field(
+        min_length=1,
+        max_length=len(METRIC_NAMES),
+        description="Metric names, in the order the dashboard shows them",
+    )
+
+
+class ReportColumnsOut(BaseModel):
+    columns: list[str] = Field(description="The metrics the dashboard's reports show")
+    available: list[str] = Field(description="Every metric a report has")
+
+
+@router.get("/columns", summary="The metrics you show in the dashboard's reports")
+async def get_report_columns(membership: InWorkspace, user: ApiUser, conn: Db) -> ReportColumnsOut:
+    columns = await report_columns(conn, membership.workspace.id, user.id)
+    return ReportColumnsOut(columns=list(columns), available=list(METRIC_NAMES))
+
+
+@router.put(
+    "/columns",
+    summary="Choose the metrics you show in the dashboard's reports (and its CSV export)",
+)
+async def set_report_columns(
+    body: ReportColumnsIn, membership: InWorkspace, user: ApiUser, conn: Db
+) -> ReportColumnsOut:
+    columns = await save_report_columns(conn, membership.workspace.id, user.id, body.columns)
+    return ReportColumnsOut(columns=list(columns), available=list(METRIC_NAMES))

@@ -32,6 +32,7 @@ from trilha.campaigns import (
     TrafficSource,
 )
 from trilha.custom_domains import Check, CheckResult, Domain, DomainStatus
+from trilha.hold import MAX_HOLD_DAYS
 from trilha.invitations import Invitation
 from trilha.validation import CURRENCY, MAX_URL, NAME_MAX, SLUG, TEXT_MAX
 from trilha.workspaces import Member, Membership, Role
@@ -58,6 +59,11 @@ NOT_BLANK = r"\S"  # at least one character that is not a space
 NAME_RULES: dict[str, Any] = {"maxLength": NAME_MAX, "pattern": NOT_BLANK}
 URL_RULES: dict[str, Any] = {"maxLength": MAX_URL, "pattern": r"^\s*[Hh][Tt][Tt][Pp][Ss]?://"}
 CURRENCY_RULES: dict[str, Any] = {"pattern": either_case(CURRENCY.pattern)}
+HOLD_RULES: dict[str, Any] = {"minimum": 0, "maximum": MAX_HOLD_DAYS}
+HOLD_DAYS = (
+    "Days approved revenue stays on hold (the refund window) before reports count it as "
+    "available; 0: at once."
+)
 
 
 def as_utc(value: datetime) -> datetime:
@@ -196,6 +202,7 @@ class WorkspacePatch(Patch):
         description="true: keep buyers' personal data in clear in stored payloads (see the "
         "answer's privacy_warning); false, the default: mask it.",
     )
+    hold_days: int | None = checked(None, description=HOLD_DAYS, **HOLD_RULES)
 
 
 KEEPS_BUYER_DATA_WARNING = (
@@ -219,6 +226,7 @@ class WorkspaceOut(Answer):
     privacy_warning: str | None = Field(
         None, description="Set while buyers' personal data is kept in clear."
     )
+    hold_days: int = Field(0, description=HOLD_DAYS)
 
     @classmethod
     def of(cls, membership: Membership) -> WorkspaceOut:
@@ -233,6 +241,7 @@ class WorkspaceOut(Answer):
             role=membership.role,
             keeps_buyer_data=workspace.keeps_buyer_data,
             privacy_warning=KEEPS_BUYER_DATA_WARNING if workspace.keeps_buyer_data else None,
+            hold_days=workspace.hold_days,
         )
 
 

@@ -69,6 +69,7 @@ async def update_workspace(body: WorkspacePatch, membership: InWorkspace, conn: 
         fallback_url=body.fallback_url,
         clear_fallback_url="fallback_url" in body.model_fields_set,
         keeps_buyer_data=body.keeps_buyer_data,
+        hold_days=body.hold_days,
     )
     return WorkspaceOut.of(Membership(workspace, membership.role))
 

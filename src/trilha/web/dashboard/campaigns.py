@@ -28,6 +28,7 @@ from trilha.merchants import list_merchants
 from trilha.validation import require_http_url
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
+from trilha.web.dashboard.reports import CAMPAIGN_FIGURES, campaigns_today
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
 from trilha.workspaces import Role
 
@@ -42,8 +43,10 @@ NEW_CAMPAIGN = dict.fromkeys(FIELDS, "") | {"status": "active", "sample": SAMPLE
 async def campaign_list(page: InWorkspace, conn: Db) -> Response:
     campaigns = await list_campaigns(conn, page.workspace)
     sources = {s.id: s.name for s in await list_sources(conn, page.workspace)}
-    rows = [_row(page, campaign, sources) for campaign in campaigns]
-    return render(page, "dashboard/campaigns/list.html", {"rows": rows, "section": "campaigns"})
+    today = await campaigns_today(page, conn)
+    rows = [_row(page, campaign, sources, today) for campaign in campaigns]
+    context = {"rows": rows, "section": "campaigns", "today_figures": CAMPAIGN_FIGURES}
+    return render(page, "dashboard/campaigns/list.html", context)
 
 
 @router.get("/w/{workspace_id}/campaigns/new")
@@ -112,7 +115,8 @@ async def set_status(campaign_id: str, page: InWorkspace, conn: Db) -> Response:
     )
     if page.request.headers.get("hx-request"):
         sources = {s.id: s.name for s in await list_sources(conn, page.workspace)}
-        context = {"row": _row(page, campaign, sources)}
+        today = await campaigns_today(page, conn)
+        context = {"row": _row(page, campaign, sources, today)}
         return render(page, "partials/campaign_row.html", context)
     key = "campaigns.paused" if campaign.status is CampaignStatus.PAUSED else "campaigns.activated"
     return redirect(page, _list_url(page), key, name=campaign.name)
@@ -137,9 +141,15 @@ def _changes(values: dict[str, str]) -> dict[str, str | None]:
     return changes
 
 
-def _row(page: Page, campaign: Campaign, sources: dict[str, str]) -> dict[str, object]:
+def _row(
+    page: Page,
+    campaign: Campaign,
+    sources: dict[str, str],
+    today: dict[str, list[tuple[str, str]]],
+) -> dict[str, object]:
     return {
         "campaign": campaign,
+        "today": today.get(campaign.id, today[""]),
         "tracking_url": campaign.tracking_url(page.settings.base_url),
         "source": sources.get(campaign.source_id or ""),
     }

@@ -52,6 +52,7 @@ NEW_MERCHANT = {
     "value_unit": "",
     "dedupe_mode": "txid",
     "dedupe_window_minutes": "60",
+    "hold_days": "",
     "ip_allowlist": "",
 }
 
@@ -148,6 +149,7 @@ def _values(form: Form) -> dict[str, Any]:
     """The form as typed, to save or to show again with its errors."""
     values: dict[str, Any] = {name: form[name].strip() for name in SETTINGS}
     values["dedupe_window_minutes"] = form["dedupe_window_minutes"].strip()
+    values["hold_days"] = form["hold_days"].strip()
     values["ip_allowlist"] = form["ip_allowlist"]
     values["paths"] = {name: form[f"path_{name}"].strip() for name in FIELDS}
     columns = [form.getlist(f"rule_{part}") for part in RULE_PARTS]
@@ -164,6 +166,7 @@ def _changes(values: dict[str, Any]) -> dict[str, Any]:
         **{name: values[name] for name in SETTINGS},
         "value_unit": values["value_unit"] or None,
         "dedupe_window_minutes": int(window) if window.isascii() and window.isdigit() else window,
+        "hold_days": values["hold_days"] or None,
         "ip_allowlist": [
             line.strip() for line in values["ip_allowlist"].splitlines() if line.strip()
         ],
@@ -183,6 +186,7 @@ def stored_values(merchant: MerchantRow) -> dict[str, Any]:
     return {
         **{name: str(getattr(merchant, name) or "") for name in SETTINGS},
         "dedupe_window_minutes": str(merchant.dedupe_window_minutes),
+        "hold_days": "" if merchant.hold_days is None else str(merchant.hold_days),
         "ip_allowlist": "\n".join(merchant.ip_allowlist),
         "paths": {name: merchant.field_paths.get(name, "") for name in FIELDS},
         "rules": [

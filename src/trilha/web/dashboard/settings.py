@@ -1,5 +1,6 @@
-"""Workspace settings: name, time zone, currency and fallback URL; the postback URL and its
-token; the members and the caller's API keys, whose forms live in members.py and api_keys.py."""
+"""Workspace settings: name, time zone, currency, fallback URL and hold period; the postback URL
+and its token; exchange rates; the members and the caller's API keys, whose forms live in
+members.py and api_keys.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import APIRouter, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.accounts import list_api_keys
+from trilha.currencies import delete_rate, list_rates, save_rate
 from trilha.errors import InvalidInput
 from trilha.invitations import list_invitations
 from trilha.privacy.buyers import forget_buyer
@@ -22,7 +24,7 @@ from trilha.workspaces import Role, list_members, rotate_postback_token, update_
 
 router = APIRouter(route_class=DashboardRoute)
 
-WORKSPACE_FIELDS = ("name", "timezone", "currency", "fallback_url")
+WORKSPACE_FIELDS = ("name", "timezone", "currency", "fallback_url", "hold_days")
 
 
 @router.get("/w/{workspace_id}/settings")
@@ -44,6 +46,7 @@ async def save_settings(page: InWorkspace, conn: Db) -> Response:
             currency=values["currency"],
             fallback_url=values["fallback_url"] or None,
             clear_fallback_url=not values["fallback_url"],
+            hold_days=values["hold_days"] or "0",
         )
     except InvalidInput as exc:
         context = {"values": values, "errors": field_errors(exc)}
@@ -77,6 +80,35 @@ async def forget(page: InWorkspace, conn: Db) -> Response:
     return redirect(page, settings_url(page, "#privacy"), "privacy.forgotten", **counts)
 
 
+@router.post("/w/{workspace_id}/rates")
+async def add_rate(page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.MEMBER)
+    form = await read_form(page.request)
+    values = {name: form[name].strip() for name in ("currency", "day", "rate")}
+    workspace = page.workspace
+    try:
+        rate, converted = await conn.run_sync(
+            save_rate, workspace.id, workspace.currency, **values, now=datetime.now(UTC)
+        )
+    except InvalidInput as exc:
+        context = {"rate_values": values, "rate_errors": field_errors(exc)}
+        return await render_settings(page, conn, context, status_code=422)
+    return redirect(
+        page,
+        settings_url(page, "#rates"),
+        "rates.saved",
+        currency=rate.currency,
+        converted=str(converted),
+    )
+
+
+@router.post("/w/{workspace_id}/rates/{rate_id}/delete")
+async def remove_rate(rate_id: str, page: InWorkspace, conn: Db) -> Response:
+    page.require(Role.MEMBER)
+    await conn.run_sync(delete_rate, page.workspace.id, rate_id)
+    return redirect(page, settings_url(page, "#rates"), "rates.deleted")
+
+
 @router.post("/w/{workspace_id}/settings/postback-token")
 async def rotate_token(page: InWorkspace, conn: Db) -> Response:
     page.require(Role.OWNER)
@@ -97,7 +129,7 @@ async def render_settings(
 ) -> Response:
     """The settings page; ``context`` carries a failed form's values and errors, or a new key."""
     workspace = page.workspace
-    values = {name: str(getattr(workspace, name) or "") for name in WORKSPACE_FIELDS}
+    values = {name: _text(getattr(workspace, name)) for name in WORKSPACE_FIELDS}
     full = {
         "section": "settings",
         "values": values,
@@ -114,9 +146,16 @@ async def render_settings(
         ),
         "new_invitation": None,
         "api_keys": await list_api_keys(conn, page.user),
+        "rates": await conn.run_sync(list_rates, workspace.id, workspace.currency),
+        "rate_values": {"currency": "", "day": "", "rate": ""},
+        "rate_errors": {},
         "roles": [role.value for role in Role],
         "timezones": TIMEZONE_CHOICES,
         "currencies": CURRENCY_CHOICES,
         **(context or {}),
     }
     return render(page, "dashboard/settings/page.html", full, status_code=status_code)
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)

@@ -24,13 +24,13 @@ NEW_WORKSPACE_DEFAULTS = {"name": "", "timezone": "America/Sao_Paulo", "currency
 
 @router.get("/")
 async def home(page: SignedIn, conn: Db) -> Response:
-    """The remembered workspace's campaigns, else the first workspace's."""
+    """The remembered workspace's home screen, else the first workspace's."""
     memberships = await list_memberships(conn, page.user)
     if not memberships:
         return redirect(page, "/workspaces/new")
     remembered = page.request.cookies.get(WORKSPACE_COOKIE)
     ids = [m.workspace.id for m in memberships]
-    return redirect(page, f"/w/{remembered if remembered in ids else ids[0]}/campaigns")
+    return redirect(page, f"/w/{remembered if remembered in ids else ids[0]}")
 
 
 @router.get("/workspaces/new")

@@ -1,0 +1,292 @@
+"""The home screen and the report builder: levels, filters, period, sortable columns chosen per
+member, rows that open into the next level, and the table as CSV for Excel."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Response
+from starlette.datastructures import QueryParams
+
+from trilha.campaigns import list_campaigns, list_sources
+from trilha.errors import InvalidInput
+from trilha.i18n import Translator
+from trilha.reports.builder import Report, Row
+from trilha.reports.columns import report_columns, save_report_columns
+from trilha.reports.dimensions import TIME, Dimension
+from trilha.reports.export import report_csv
+from trilha.reports.home import Home, home
+from trilha.reports.metrics import METRIC_NAMES, MULTIPLES, PERCENTAGES, SIGNED, Counts, metrics
+from trilha.reports.periods import Preset
+from trilha.reports.request import (
+    ReportQuery,
+    drill_down,
+    query_params,
+    read_query,
+    run_report,
+)
+from trilha.web.auth import Db
+from trilha.web.dashboard.conversions import workspace_names
+from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, local_path, read_form
+from trilha.web.dashboard.responses import DashboardRoute, redirect, render
+from trilha.web.dashboard.workspaces import TIMEZONE_CHOICES
+
+router = APIRouter(route_class=DashboardRoute)
+
+# Today against yesterday on the home screen; those the reports have, in this order.
+# Today's figures of each campaign in the campaign list.
+CAMPAIGN_FIGURES = ("clicks", "sales", "profit")
+HOME_FIGURES = ("clicks", "sales", "net_revenue", "cost", "profit")
+TOP_FIGURES = ("clicks", "sales", "net_revenue", "profit")
+_NAMED = {
+    Dimension.CAMPAIGN: "campaign_names",
+    Dimension.SOURCE: "source_names",
+    Dimension.MERCHANT: "merchant_names",
+}
+
+
+@router.get("/w/{workspace_id}")
+async def home_page(page: InWorkspace, conn: Db) -> Response:
+    workspace = page.workspace
+    if not await list_campaigns(conn, workspace):  # a new workspace: where to begin
+        return render(page, "dashboard/reports/home.html", {"section": "home", "first_steps": True})
+    screen: Home = await conn.run_sync(home, workspace, now=datetime.now(UTC))
+    context = {
+        "section": "home",
+        "first_steps": False,
+        "figures": [
+            (name, _figure(page.t, screen.today, name), _figure(page.t, screen.yesterday, name))
+            for name in HOME_FIGURES
+        ],
+        "chart": json.dumps(_chart(screen.days)),
+        "top": [
+            (
+                row,
+                _report_url(page, _campaign_today(row)),
+                metric_cells(page.t, row.counts, screen.today.currency, TOP_FIGURES),
+            )
+            for row in screen.top
+        ],
+        "top_figures": TOP_FIGURES,
+        "health": screen.health,
+    }
+    return render(page, "dashboard/reports/home.html", context)
+
+
+@router.get("/w/{workspace_id}/reports")
+async def report_page(page: InWorkspace, conn: Db) -> Response:
+    names = await _names(page, conn)
+    params = page.request.query_params
+    errors: dict[str, str] = {}
+    try:
+        query = read_query(params.get, lambda name: _many(params, name, names))
+        report: Report = await conn.run_sync(
+            run_report, page.workspace, query, now=datetime.now(UTC)
+        )
+    except InvalidInput as exc:
+        errors = field_errors(exc)
+        query = ReportQuery()
+        report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    columns = await report_columns(conn, page.workspace.id, page.user.id)
+    t, currency = page.t, report.currency
+    rows = []
+    for row in report.rows:
+        opened = drill_down(query, report, row)
+        rows.append(
+            {
+                "labels": [
+                    _label(t, d, label) for d, label in zip(query.group_by, row.labels, strict=True)
+                ],
+                "cells": metric_cells(t, row.counts, currency, columns),
+                "open": _report_url(page, opened) if opened is not None else None,
+            }
+        )
+    here = _report_url(page, query)
+    context: dict[str, Any] = {
+        "section": "reports",
+        "query": query,
+        "report": report,
+        "errors": errors,
+        "rows": rows,
+        "totals": metric_cells(t, report.totals, currency, columns),
+        "columns": columns,
+        "headers": [(name, _sort_url(page, query, name)) for name in columns],
+        "metric_names": METRIC_NAMES,
+        "levels": [d.value for d in Dimension],
+        "presets": [p.value for p in Preset],
+        "filters": [
+            (
+                d.value,
+                _label(t, d, report.names.get(value, value) if d in _NAMED else value),
+                _report_url(page, _without(query, d)),
+            )
+            for d, value in query.filters.items()
+        ],
+        "filter_dimensions": [d.value for d in Dimension if d not in TIME],
+        "filter_params": [value for name, value in query_params(query) if name == "filter"],
+        "timezones": TIMEZONE_CHOICES,
+        "timezone": report.selection.period.zone.key,
+        "period": report.selection.period,
+        "report_url": here,
+        "csv_url": f"/w/{page.workspace.id}/reports/csv?{urlencode(query_params(query))}",
+    }
+    return render(
+        page, "dashboard/reports/report.html", context, status_code=422 if errors else 200
+    )
+
+
+@router.get("/w/{workspace_id}/reports/csv")
+async def report_csv_download(page: InWorkspace, conn: Db) -> Response:
+    names = await _names(page, conn)
+    params = page.request.query_params
+    query = read_query(params.get, lambda name: _many(params, name, names))
+    report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    columns = await report_columns(conn, page.workspace.id, page.user.id)
+    return Response(
+        report_csv(report, columns).encode(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": 'attachment; filename="report.csv"'},
+    )
+
+
+@router.post("/w/{workspace_id}/reports/columns")
+async def choose_columns(page: InWorkspace, conn: Db) -> Response:
+    form = await read_form(page.request)
+    back = local_path(form["next"], f"/w/{page.workspace.id}/reports")
+    if not back.startswith(f"/w/{page.workspace.id}/reports"):
+        back = f"/w/{page.workspace.id}/reports"
+    try:
+        await save_report_columns(conn, page.workspace.id, page.user.id, form.getlist("column"))
+    except InvalidInput:
+        return redirect(page, back, "reports.choose_a_column", kind="error")
+    return redirect(page, back, "reports.columns_saved")
+
+
+async def campaigns_today(page: Page, conn: Db) -> dict[str, list[tuple[str, str]]]:
+    """Each campaign's CAMPAIGN_FIGURES today (a campaign without clicks or sales: zeros)."""
+    query = ReportQuery(preset=Preset.TODAY)
+    report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    today = {row.key[0]: row.counts for row in report.rows}
+    return {
+        campaign_id: metric_cells(page.t, counts, report.currency, CAMPAIGN_FIGURES)
+        for campaign_id, counts in today.items()
+    } | {"": metric_cells(page.t, Counts(), report.currency, CAMPAIGN_FIGURES)}
+
+
+async def _names(page: Page, conn: Db) -> dict[str, dict[str, str]]:
+    sources = await list_sources(conn, page.workspace)
+    return {**await workspace_names(page, conn), "source_names": {s.id: s.name for s in sources}}
+
+
+def _many(params: QueryParams, name: str, names: dict[str, dict[str, str]]) -> list[str]:
+    """Repeated parameters; the builder's "add a filter" pair (a dimension, a value typed as
+    the user sees it: a campaign's, source's or merchant's name) joins the filters."""
+    values = params.getlist(name)
+    if name != "filter":
+        return values
+    dimension, value = params.get("add_dimension", ""), params.get("add_value", "").strip()
+    if not dimension or not value:
+        return values
+    try:
+        named = names.get(_NAMED.get(Dimension(dimension), ""), {})
+    except ValueError:
+        named = {}  # read_query names the unknown dimension
+    by_name = {shown.casefold(): id_ for id_, shown in named.items()}
+    return [*values, f"{dimension}:{by_name.get(value.casefold(), value)}"]
+
+
+def _report_url(page: Page, query: ReportQuery) -> str:
+    return f"/w/{page.workspace.id}/reports?{urlencode(query_params(query))}"
+
+
+def _sort_url(page: Page, query: ReportQuery, metric: str) -> str:
+    descending = not (query.sort == metric and query.descending)
+    return _report_url(
+        page, ReportQuery(**{**_fields(query), "sort": metric, "descending": descending})
+    )
+
+
+def _without(query: ReportQuery, dimension: Dimension) -> ReportQuery:
+    filters = {d: v for d, v in query.filters.items() if d is not dimension}
+    return ReportQuery(**{**_fields(query), "filters": filters})
+
+
+def _fields(query: ReportQuery) -> dict[str, Any]:
+    return {name: getattr(query, name) for name in ReportQuery.__dataclass_fields__}
+
+
+def _campaign_today(row: Row) -> ReportQuery:
+    return ReportQuery(
+        preset=Preset.TODAY, group_by=(Dimension.SOURCE,), filters={Dimension.CAMPAIGN: row.key[0]}
+    )
+
+
+def _label(t: Translator, dimension: Dimension, label: str) -> str:
+    """A row's value; "" (clicks or sales without one) as "(none)"; statuses translated."""
+    if label == "":
+        return t("reports.none")
+    if dimension is Dimension.STATUS:
+        return t(f"conversion_status.{label}")
+    return label
+
+
+def metric_cells(
+    t: Translator, counts: Counts, currency: str, columns: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """Each column's text and its CSS class (profit and ROI coloured by sign)."""
+    values = metrics(counts, currency)
+    return [
+        (format_metric(t, name, values[name], currency), _tone(name, values[name]))
+        for name in columns
+    ]
+
+
+def format_metric(t: Translator, name: str, value: int | Decimal | None, currency: str) -> str:
+    """A metric as this language writes it.
+
+    >>> from trilha.i18n import translator
+    >>> t = translator("pt-BR")
+    >>> [format_metric(t, n, v, "BRL") for n, v in (
+    ...     ("clicks", 1234), ("cr", Decimal("0.0125")), ("epc", Decimal("2.5")), ("aov", None))]
+    ['1.234', '1,25%', 'R$ 2,50', '—']
+    """
+    if value is None:
+        return "—"
+    if name in PERCENTAGES:
+        return f"{t.number(Decimal(value) * 100, 2)}%"
+    if name in MULTIPLES:
+        return f"{t.number(Decimal(value), 2)}x"
+    if isinstance(value, Decimal):
+        return t.money(value, currency)
+    return t.number(value, 0)
+
+
+def _tone(name: str, value: int | Decimal | None) -> str:
+    if name not in SIGNED or value is None or value == 0:
+        return ""
+    return "gain" if value > 0 else "loss"
+
+
+def _figure(t: Translator, report: Report, name: str) -> str:
+    return format_metric(t, name, metrics(report.totals, report.currency)[name], report.currency)
+
+
+def _chart(days: Report) -> dict[str, list[Any]]:
+    """Every day of the period, those without clicks or sales as zeros."""
+    by_day = {row.key[0]: row.counts for row in days.rows}
+    period = days.selection.period
+    labels, clicks, sales, revenue = [], [], [], []
+    day: date = period.first
+    while day <= period.last:
+        counts = by_day.get(day.isoformat(), Counts())
+        values = metrics(counts, days.currency)
+        labels.append(day.isoformat())
+        clicks.append(counts.clicks)
+        sales.append(counts.sales)
+        revenue.append(float(values["net_revenue"] or 0))
+        day += timedelta(days=1)
+    return {"days": labels, "clicks": clicks, "sales": sales, "revenue": revenue}
