@@ -73,8 +73,10 @@ def report_costs(
     plan = load_plan(conn, selection, currency)
     costs: dict[Key, int] = defaultdict(int)
     if _clicks_matter(plan, selection):
-        for key, cost in _click_costs(conn, plan, selection, splits_clicks):
-            costs[key] += cost
+        named = {*plan.history, *(c for c, _ in plan.entered), *(c for c, _ in plan.impressions)}
+        for campaign in sorted(named):
+            for key, cost in _click_costs(conn, plan, selection, splits_clicks, campaign):
+                costs[key] += cost
     if plan.models_in_use() & PER_CONVERSION:
         for key, cost in _conversion_costs(conn, plan, selection, currency):
             costs[key] += cost
@@ -120,35 +122,29 @@ def _clicks_matter(plan: Plan, selection: Selection) -> bool:
 
 
 def _click_costs(
-    conn: Connection, plan: Plan, selection: Selection, splits_clicks: bool
+    conn: Connection, plan: Plan, selection: Selection, splits_clicks: bool, campaign: str
 ) -> Iterator[tuple[Key, int]]:
-    """The costs of clicks: the days with a cost entered or impressions read one by one, every
-    campaign's at once, by source (their cost is spread over each day's clicks); the others in
-    runs of days under one per-click model, each run read at the report's own levels, so that a
-    month under one CPC reads no more rows than the report itself."""
-    named = {*plan.history, *(c for c, _ in plan.entered), *(c for c, _ in plan.impressions)}
-    special: dict[date, list[str]] = defaultdict(list)
-    for campaign in sorted(named):
-        history = plan.history.get(campaign, [])
-        runs: list[tuple[CostModel, date, date]] = []
-        day, period = selection.period.first, selection.period
-        while day <= period.last:
-            if (campaign, day) in plan.entered or (campaign, day) in plan.impressions:
-                special[day].append(campaign)
-            else:
-                version = model_on(history, day)
-                if version is not None and version.model in PER_CLICK:
-                    if runs and runs[-1][0] is version and runs[-1][2] == day - timedelta(days=1):
-                        runs[-1] = (version, runs[-1][1], day)
-                    else:
-                        runs.append((version, day, day))
-            day += timedelta(days=1)
-        for version, first, last in runs:
-            yield from _run_costs(conn, selection, splits_clicks, version, first, last)
-    for day, campaigns in sorted(special.items()):
-        cells = _day_cells(conn, plan, selection, splits_clicks, day, campaigns)
-        for campaign in campaigns:
-            yield from _day_costs(plan, selection, campaign, day, cells.get(campaign, []))
+    """A campaign's costs of clicks: the days with a cost entered or impressions one by one
+    (their cost is spread over the day's clicks); the others in runs of days under one
+    per-click model, each run read at the report's own levels, so that a month under one CPC
+    reads no more rows than the report itself."""
+    history = plan.history.get(campaign, [])
+    runs: list[tuple[CostModel, date, date]] = []
+    day, period = selection.period.first, selection.period
+    while day <= period.last:
+        if (campaign, day) in plan.entered or (campaign, day) in plan.impressions:
+            cells = _day_cells(conn, selection, splits_clicks, campaign, day, history)
+            yield from _day_costs(plan, selection, campaign, day, cells)
+        else:
+            version = model_on(history, day)
+            if version is not None and version.model in PER_CLICK:
+                if runs and runs[-1][0] is version and runs[-1][2] == day - timedelta(days=1):
+                    runs[-1] = (version, runs[-1][1], day)
+                else:
+                    runs.append((version, day, day))
+        day += timedelta(days=1)
+    for version, first, last in runs:
+        yield from _run_costs(conn, selection, splits_clicks, version, first, last)
 
 
 def _run_costs(
@@ -178,39 +174,30 @@ def _run_costs(
 
 def _day_cells(
     conn: Connection,
-    plan: Plan,
     selection: Selection,
     splits_clicks: bool,
+    campaign: str,
     day: date,
-    campaigns: Sequence[str],
-) -> dict[str, list[Cell]]:
-    """The clicks of one day of ``campaigns`` (of every campaign, when more than one) by
-    campaign, source and report row, and by the values of the filtered dimensions, filtered
-    here: a day's spread cost needs all its clicks."""
+    history: Sequence[CostModel],
+) -> list[Cell]:
+    """A campaign's clicks of one day by source and report row, and by the values of the
+    filtered dimensions, filtered here: a day's spread cost needs all its clicks."""
     levels = selection.dimensions if splits_clicks else ()
-    extra = tuple(dict.fromkeys((*levels, *selection.filters, *_CAMPAIGN_SOURCE)))
+    extra = tuple(dict.fromkeys((*levels, *selection.filters, Dimension.SOURCE)))
     times = tuple(d for d in selection.group_by if d in TIME) if splits_clicks else ()
     wide = replace(
         selection,
         period=Period(day, day, selection.period.zone),
         group_by=(*times, *extra),
-        filters={Dimension.CAMPAIGN: campaigns[0]} if len(campaigns) == 1 else {},
+        filters={Dimension.CAMPAIGN: campaign},
     )
-    at = extra.index(Dimension.CAMPAIGN)
-    cells: dict[str, list[Cell]] = defaultdict(list)
+    cells = []
     for grouped, (n, unique, bots) in click_counts(conn, wide):
         cell = _cell(selection, splits_clicks, extra, grouped)
-        cells[grouped[1][at]].append(replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots))
-    priced = [
-        campaign
-        for campaign, history in plan.history.items()
-        if any(v.model is CostModelKind.CLICK_URL for v in history)
-    ]
-    if priced:
-        for grouped, cost in click_cost_sums(conn, wide, priced):
-            cells[grouped[1][at]].append(
-                replace(_cell(selection, splits_clicks, extra, grouped), cost=cost)
-            )
+        cells.append(replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots))
+    if any(v.model is CostModelKind.CLICK_URL for v in history):
+        for grouped, cost in click_cost_sums(conn, wide, [campaign]):
+            cells.append(replace(_cell(selection, splits_clicks, extra, grouped), cost=cost))
     return cells
 
 
