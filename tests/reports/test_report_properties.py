@@ -314,6 +314,23 @@ def test_reports_equal_the_sums_of_the_history(
         exact = Decimal(s["value_minor"]) * Decimal(str(rate)).quantize(Decimal("1e-10"), HALF_UP)
         assert s["report_value_minor"] == exact.quantize(Decimal(1), HALF_UP)
 
+    # Filtered on each value of a level, the parts add up to the whole: a day's spread cost is
+    # shared over all its clicks, whichever the filter keeps.
+    with engine.connect() as conn:
+        for level, values in (
+            (Dimension.SUB1, ("", "a", "b")),
+            (Dimension.CAMPAIGN, tuple(link.campaign_id for link in links)),
+        ):
+            parts = [
+                build_report(
+                    conn,
+                    Selection(workspace_id, period, grouping, {level: v}, by_click_time),
+                    currency="BRL",
+                ).totals.cost
+                for v in values
+            ]
+            assert sum(parts) == report.totals.cost, (level, parts)
+
     events = [(r, r["created_at"]) for r in rows if period.start <= r["created_at"] < period.end]
     events += [(s, s["click_at"] if by_click_time else s["created_at"]) for s in counted]
     expected_costs = expected_cost_by_campaign_day(plan, events, period)

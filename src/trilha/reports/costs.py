@@ -55,7 +55,7 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """A campaign's clicks on one day that fall in one report row."""
+    """A campaign's clicks that fall in one report row, on one day or a run of days."""
 
     key: Key
     matches: bool  # whether the row passes the report's filters
