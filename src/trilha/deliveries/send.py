@@ -55,7 +55,7 @@ def classify(status_code: int) -> AttemptOutcome:
     """2xx succeed; 408, 429 and 5xx are temporary; anything else (3xx never followed, other
     4xx) is a rejection.
 
-    >>> [classify(c) for c in (200, 302, 404, 408, 429, 503)]
+    >>> [str(classify(c)) for c in (200, 302, 404, 408, 429, 503)]
     ['success', 'rejected', 'rejected', 'temporary', 'temporary', 'temporary']
     """
     if 200 <= status_code < 300:
