@@ -8,6 +8,8 @@ import hashlib
 import hmac
 import json
 import re
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -20,6 +22,7 @@ from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, make_workspace
 from tests.web.callers import make_owner
 from trilha.conversions.status import Status
+from trilha.currencies import ecb_rate
 from trilha.db.schema import deliveries, delivery_attempts, destinations
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind, Method
@@ -217,6 +220,35 @@ async def test_a_post_postback_sends_its_query_as_a_form(
     assert request.method == "POST"
     assert request.body == b"cid=z&s=approved"
     assert request.headers["content-type"] == "application/x-www-form-urlencoded"
+
+
+async def test_values_go_in_the_destination_s_currency_at_the_rate_of_the_day(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> None:
+    workspace = await make_workspace(db)  # in BRL
+    for name, currency in (("dollars", "USD"), ("reais", "BRL"), ("own", None)):
+        spec = Spec(
+            name,
+            Kind.POSTBACK,
+            receiver.url(f"/{name}?p={{payout}}&c={{currency}}"),
+            currency=currency,
+        )
+        await make_destination(db, workspace, spec, settings=settings)
+    click = await click_on(client, db, workspace)
+
+    await report(client, workspace, click["id"], payout="97,00")
+    [dollars] = await arrived(receiver, "/dollars")
+    [reais] = await arrived(receiver, "/reais")
+    [own] = await arrived(receiver, "/own")
+
+    rate = ecb_rate("BRL", "USD", datetime.now(UTC).date())
+    assert rate is not None
+    expected = (Decimal("97.00") * rate).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    assert dollars.query == {"p": [str(expected)], "c": ["USD"]}
+    assert reais.query == own.query == {"p": ["97.00"], "c": ["BRL"]}
+    with pytest.raises(InvalidInput) as refused:
+        await make_destination(db, workspace, Spec("x", Kind.POSTBACK, spec.url, currency="ZZZ"))
+    assert refused.value.fields == {"currency": "must be an ISO 4217 code such as USD"}
 
 
 GOOGLE = {

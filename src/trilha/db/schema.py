@@ -604,6 +604,7 @@ destinations = Table(
     Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="CASCADE")),
     Column("sub_id", String(200)),
     Column("secret", Text),
+    Column("currency", String(3)),  # values sent in it; NULL: each conversion's own
     Column("config", JSON, nullable=False),  # the kind's own settings (pixel id, event names)
     Column("status", String(16), nullable=False, server_default="verifying"),
     Column("status_reason", Text, nullable=False, server_default=""),

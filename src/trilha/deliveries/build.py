@@ -70,7 +70,7 @@ def postback_values(job: Job) -> dict[str, str]:
     conversion = job.conversion
     values.update(
         payout=str(job.value),
-        currency=conversion["currency"],
+        currency=job.currency,
         txid=conversion["txid"] or "",
         status=str(job.conversion_status),
         event=conversion["event_type"],

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Row, Table, and_, literal_column, or_, select, update
+from sqlalchemy import Connection, Row, Table, and_, literal_column, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions.status import Status
+from trilha.currencies import convert
 from trilha.db.schema import (
     campaigns,
     clicks,
@@ -28,6 +30,7 @@ from trilha.db.schema import (
 from trilha.deliveries.destinations import destination_of
 from trilha.deliveries.jobs import Job
 from trilha.links import Link
+from trilha.money import from_minor
 
 
 def _due(now: datetime) -> Any:
@@ -94,6 +97,7 @@ async def load_jobs(conn: AsyncConnection, ids: Iterable[str]) -> list[Job]:
     for row in rows:
         conversion = found_conversions[row.conversion_id]
         click = found_clicks.get(conversion["click_id"] or "")
+        destination = destination_of(found_destinations[row.destination_id])
         jobs.append(
             Job(
                 delivery_id=row.id,
@@ -101,13 +105,35 @@ async def load_jobs(conn: AsyncConnection, ids: Iterable[str]) -> list[Job]:
                 lease_until=row.lease_until,
                 created_at=row.created_at,
                 conversion_status=Status(row.conversion_status),
-                destination=destination_of(found_destinations[row.destination_id]),
+                destination=destination,
                 conversion=conversion,
                 click=click,
                 link=links.get(click["id"]) if click else None,
+                sent=await conn.run_sync(sent_value, conversion, destination.currency),
             )
         )
     return jobs
+
+
+def sent_value(
+    conn: Connection, conversion: Mapping[str, Any], currency: str | None
+) -> tuple[Decimal, str] | None:
+    """The conversion's value in the destination's currency: the value reports count when that
+    is the workspace's currency (its rate kept), else converted at the rate of its day; None
+    (send its own value and currency) when the destination wants none, or no rate is known."""
+    if currency is None or currency == conversion["currency"]:
+        return None
+    if currency == conversion["report_currency"]:
+        return from_minor(conversion["report_value_minor"], currency), currency
+    converted = convert(
+        conn,
+        conversion["workspace_id"],
+        conversion["value_minor"],
+        conversion["currency"],
+        currency,
+        conversion["created_at"].date(),
+    )
+    return None if converted is None else (from_minor(converted.value_minor, currency), currency)
 
 
 async def _by_id(conn: AsyncConnection, table: Table, ids: set[str]) -> dict[str, Row[Any]]:

@@ -19,6 +19,7 @@ from trilha.deliveries.kinds import DestinationStatus, Kind, Method
 from trilha.deliveries.postback import check_template
 from trilha.errors import InvalidInput, NotFound
 from trilha.ids import new_id
+from trilha.money import CURRENCIES
 from trilha.validation import require_http_url, require_text
 from trilha.workspaces import Workspace
 
@@ -44,6 +45,7 @@ class Spec:
     sub_id: str | None = None  # matched against the click's sub1
     secret: str | None = field(default=None, repr=False)  # None on an edit: keep the stored one
     config: dict[str, Any] = field(default_factory=dict)
+    currency: str | None = None  # values sent in it (trilha.currencies); None: the conversion's
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class Destination:
     consecutive_failures: int
     created_at: datetime
     updated_at: datetime
+    currency: str | None = None  # values sent in it; None: each conversion's own
 
     @property
     def masked_secret(self) -> str | None:
@@ -112,6 +115,7 @@ def destination_of(row: Row[Any]) -> Destination:
         consecutive_failures=row.consecutive_failures,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        currency=row.currency,
     )
 
 
@@ -162,7 +166,17 @@ def checked(
         else None,
         "secret": require_text(secret, "secret", max_length=500) if secret else None,
         "config": config,
+        "currency": _currency(spec.currency),
     }
+
+
+def _currency(code: str | None) -> str | None:
+    if not code or not code.strip():
+        return None
+    code = code.strip().upper()
+    if code not in CURRENCIES:
+        raise InvalidInput({"currency": "must be an ISO 4217 code such as USD"})
+    return code
 
 
 def _names(event_types: Sequence[str]) -> list[str]:

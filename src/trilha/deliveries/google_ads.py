@@ -86,7 +86,7 @@ def upload_request(
         "conversionAction": f"customers/{customer}/conversionActions/{config['conversion_action']}",
         "conversionDateTime": conversion_time(job),
         "conversionValue": float(job.value),
-        "currencyCode": job.conversion["currency"],
+        "currencyCode": job.currency,
     }
     if job.conversion["txid"]:
         conversion["orderId"] = job.conversion["txid"]

@@ -27,10 +27,19 @@ class Job:
     conversion: Mapping[str, Any]  # the conversions row
     click: Mapping[str, Any] | None  # the clicks row, when the conversion has one
     link: Link | None  # its campaign, source and workspace time zone
+    # The value and currency to send, when the destination wants another currency than the
+    # conversion's and a rate was known (trilha.deliveries.claims.sent_value); else its own.
+    sent: tuple[Decimal, str] | None = None
 
     @property
     def value(self) -> Decimal:
+        if self.sent is not None:
+            return self.sent[0]
         return from_minor(self.conversion["value_minor"], self.conversion["currency"])
+
+    @property
+    def currency(self) -> str:
+        return self.sent[1] if self.sent is not None else str(self.conversion["currency"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,7 +82,7 @@ def build_meta(job: Job, *, base_url: str, now: datetime) -> OutboundRequest | S
         "event_id": event_id,
         "action_source": config["action_source"],
         "user_data": _user_data(job),
-        "custom_data": {"value": float(job.value), "currency": job.conversion["currency"]},
+        "custom_data": {"value": float(job.value), "currency": job.currency},
     }
     body: dict[str, Any] = {"data": [event], "access_token": job.destination.secret}
     if config.get("test_event_code"):

@@ -69,7 +69,7 @@ def build_tiktok(job: Job, *, base_url: str, now: datetime) -> OutboundRequest |
         "event_time": int(at.timestamp()),
         "event_id": job.conversion["id"],
         "user": _user(job),
-        "properties": {"value": float(job.value), "currency": job.conversion["currency"]},
+        "properties": {"value": float(job.value), "currency": job.currency},
     }
     if job.conversion["txid"]:
         event["properties"]["order_id"] = job.conversion["txid"]

@@ -70,7 +70,7 @@ def payload(job: Job) -> dict[str, Any]:
             "event": conversion["event_type"],
             "status": str(job.conversion_status),
             "value": str(job.value),
-            "currency": conversion["currency"],
+            "currency": job.currency,
             "txid": conversion["txid"],
             "click_id": conversion["click_id"],
             "campaign_id": conversion["campaign_id"],

@@ -48,6 +48,12 @@ class DestinationIn(Input):
         "client_id, client_secret, developer_token (credentials masked in answers, kept when "
         "left out). tiktok_events: pixel_code, event_names, test_event_code.",
     )
+    currency: str | None = checked(
+        None,
+        description="Send values in this currency (ISO 4217), converted at the rate of the "
+        "conversion's day; null: each conversion's own.",
+        pattern=r"^\s*[A-Za-z]{3}\s*$",
+    )
 
     def spec(self) -> Spec:
         return Spec(
@@ -62,6 +68,7 @@ class DestinationIn(Input):
             sub_id=self.sub_id,
             secret=self.secret,
             config=self.config,
+            currency=self.currency,
         )
 
 
@@ -78,6 +85,7 @@ class DestinationOut(Answer):
     sub_id: str | None
     secret: str | None = Field(description="Masked: its last four characters at most.")
     config: dict[str, Any]
+    currency: str | None = Field(description="Values sent in it; null: each conversion's own.")
     status: DestinationStatus
     status_reason: str = Field(description="Why it is inactive, when it is.")
     consecutive_failures: int
@@ -99,6 +107,7 @@ class DestinationOut(Answer):
             sub_id=destination.sub_id,
             secret=destination.masked_secret,
             config=destination.masked_config,
+            currency=destination.currency,
             status=destination.status,
             status_reason=destination.status_reason,
             consecutive_failures=destination.consecutive_failures,

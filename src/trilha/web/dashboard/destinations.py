@@ -207,6 +207,7 @@ def _spec(form: Form) -> Spec:
         sub_id=form["sub_id"].strip() or None,
         secret=form["secret"].strip() or None,
         config=config,
+        currency=form["currency"].strip() or None,
     )
 
 
@@ -234,6 +235,7 @@ def _stored(destination: Destination) -> dict[str, Any]:
         "campaign_id": destination.campaign_id or "",
         "source_id": destination.source_id or "",
         "sub_id": destination.sub_id or "",
+        "currency": destination.currency or "",
         **{
             name: str(destination.config.get(name) or "")
             for name in ALL_CONFIG_FIELDS
