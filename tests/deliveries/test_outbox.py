@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.deliveries.conftest import click_on, make_destination, report
 from tests.factories import fetch_all, make_campaign, make_source, make_workspace, now
+from trilha.conversions.orphans import attach_orphan
 from trilha.conversions.status import Status
 from trilha.db.schema import deliveries
 from trilha.deliveries.destinations import Spec, deactivate_destination
@@ -120,6 +121,31 @@ async def test_orphans_are_told_to_no_one(
 
     assert body["status"] == "orphan"
     assert await fetch_all(db, deliveries) == []
+
+
+async def test_an_orphan_attached_to_its_click_is_told_as_it_stands(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
+    workspace = await make_workspace(db)
+    destination = await make_destination(
+        db, workspace, Spec("All", Kind.POSTBACK, "http://127.0.0.1:9/pb"), settings=settings
+    )
+    body = await report(client, workspace, "from-email", txid="T1")
+    await report(client, workspace, "from-email", txid="T1", status="refunded")
+    click = await click_on(client, db, workspace)
+    assert await fetch_all(db, deliveries) == []
+
+    async with db.begin() as conn:
+        await conn.run_sync(
+            attach_orphan, workspace.id, body["conversion_id"], click["id"], now=now()
+        )
+
+    [delivery] = await fetch_all(db, deliveries)
+    assert (delivery["destination_id"], delivery["conversion_id"]) == (
+        destination.id,
+        body["conversion_id"],
+    )
+    assert delivery["conversion_status"] == "refunded"
 
 
 async def test_a_destination_added_between_postbacks_gets_the_next_one(

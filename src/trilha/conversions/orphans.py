@@ -9,7 +9,9 @@ from datetime import datetime
 from sqlalchemy import Connection, select, update
 
 from trilha.conversions.attribution import find_click
+from trilha.conversions.status import Status
 from trilha.db.schema import clicks, conversions
+from trilha.deliveries.outbox import enqueue_deliveries
 from trilha.errors import InvalidInput, NotFound
 
 
@@ -66,8 +68,14 @@ def _attach(
     source_id: str | None,
     now: datetime,
 ) -> None:
-    conn.execute(
+    """On its click at last: the conversion is told, as it stands now, to the destinations
+    that want it (an orphan was told to no one)."""
+    attached = conn.execute(
         update(conversions)
         .where(conversions.c.id == conversion_id, conversions.c.click_id.is_(None))
         .values(click_id=click_id, campaign_id=campaign_id, source_id=source_id, attached_at=now)
     )
+    if attached.rowcount == 1:
+        row = conn.execute(select(conversions).where(conversions.c.id == conversion_id)).one()
+        if not row.is_test:
+            enqueue_deliveries(conn, dict(row._mapping), status=Status(row.status), now=now)
