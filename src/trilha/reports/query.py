@@ -76,12 +76,21 @@ Grouped = tuple[int | None, tuple[str, ...]]
 def uses_rollups(selection: Selection) -> bool:
     """Whether the hourly rollups hold the answer: only rolled-up dimensions, and every hour of
     the period (and of each time bucket) whole in the report's time zone."""
-    period = selection.period
     named = set(selection.dimensions) | set(selection.filters)
-    return named <= ROLLED_UP and all(
+    return named <= ROLLED_UP and _in_whole_hours(selection.period)
+
+
+def _in_whole_hours(period: Period) -> bool:
+    """Whether the period's local hours are whole UTC hours (its zone's offset a whole number
+    of hours at both ends), so that time slots of an hour fold into its days exactly."""
+    return all(
         _whole_hours(period.zone.utcoffset(moment.replace(tzinfo=None)))
         for moment in (period.start, period.end)
     )
+
+
+def _slot_width(selection: Selection) -> int:
+    return HOUR if _in_whole_hours(selection.period) else QUARTER
 
 
 def _whole_hours(offset: Any) -> bool:
@@ -177,7 +186,8 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     status, currency and what their event type counts as."""
     v, k, e = conversions.c, clicks.c, event_types.c
     moment = k.created_at if selection.by_click_time else v.created_at
-    slot = _slot(conn, moment) if selection.has_time else None
+    width = _slot_width(selection)
+    slot = _slot(conn, moment, width) if selection.has_time else None
     columns = [_conversion_column(d) for d in selection.dimensions]
     period = selection.period
     where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
@@ -187,15 +197,20 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     kinds = [v.status, v.report_currency, e.counts_as_conversion, e.counts_as_revenue]
     sums = [func.count(), func.sum(v.report_value_minor), func.sum(_on_hold(selection.hold))]
     query = _grouping(slot, [*columns, *kinds], sums, where)
+    # The click is read only when the report needs it: its time, or a dimension only it has.
+    on_clicks = selection.by_click_time or any(
+        d not in CONVERSION_COLUMNS for d in (*selection.dimensions, *selection.filters)
+    )
+    joined = conversions.outerjoin(clicks, k.id == v.click_id) if on_clicks else conversions
     query = query.select_from(
-        conversions.outerjoin(clicks, k.id == v.click_id).outerjoin(
+        joined.outerjoin(
             event_types, and_(e.workspace_id == v.workspace_id, e.name == v.event_type)
         )
     )
-    width = len(selection.dimensions)
+    levels = len(selection.dimensions)
     for row in conn.execute(query):
         if row.n:
-            yield _grouped(row, selection, QUARTER), row[1 + width :]
+            yield _grouped(row, selection, width), row[1 + levels :]
 
 
 def _on_hold(hold: Hold | None) -> ColumnElement[Any]:
@@ -232,11 +247,11 @@ def _count_true(column: ColumnElement[Any]) -> ColumnElement[Any]:
     return func.sum(cast(column, Integer))
 
 
-def _slot(conn: Connection, moment: ColumnElement[Any]) -> ColumnElement[Any]:
-    """The quarter hour a time falls in, as quarter hours since 1970-01-01 UTC."""
+def _slot(conn: Connection, moment: ColumnElement[Any], width: int = QUARTER) -> ColumnElement[Any]:
+    """The slot (of ``width`` seconds) a time falls in, as slots since 1970-01-01 UTC."""
     if conn.dialect.name == "postgresql":
-        return cast(func.floor(func.extract("epoch", moment) / QUARTER), Integer)
-    return cast(func.strftime("%s", moment), Integer) / QUARTER
+        return cast(func.floor(func.extract("epoch", moment) / width), Integer)
+    return cast(func.strftime("%s", moment), Integer) / width
 
 
 def click_cost_sums(
