@@ -55,6 +55,16 @@ def test_it_refuses_a_header_it_cannot_read() -> None:
     assert set(errors_of(b"day;source\n2026-11-01;Meta\n")) == {"line 1"}
 
 
+def test_old_mac_line_ends_are_read() -> None:
+    entries = read_cost_csv(b"day;cost\r2026-11-01;1\r", currency="BRL", sources=SOURCES)
+    assert entries == [CostEntry(date(2026, 11, 1), None, 1_0000_00, None)]
+
+
+def test_a_lone_line_end_or_an_open_quote_is_refused_not_a_crash() -> None:
+    assert set(errors_of(b"\r0")) == {"line 1"}
+    assert errors_of(b'day;cost\n"2026-11-01;1') == {"file": "is not a CSV file that can be read"}
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [

@@ -37,8 +37,13 @@ def read_cost_csv(data: bytes, *, currency: str, sources: Mapping[str, str]) -> 
     if len(lines) > MAX_LINES + 1:
         raise InvalidInput({"file": f"has more than {MAX_LINES} lines"})
     delimiter = ";" if ";" in lines[0] else ","
-    rows = csv.reader(io.StringIO(text), delimiter=delimiter)
-    header = [name.strip().lower() for name in next(rows)]
+    try:  # newline="": the reader itself ends lines at \n, \r\n or a lone \r
+        table = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
+    except csv.Error:
+        raise InvalidInput({"file": "is not a CSV file that can be read"}) from None
+    if not table:
+        raise InvalidInput({"file": "is empty"})
+    header, rows = [name.strip().lower() for name in table[0]], table[1:]
     _check_header(header)
     entries: list[CostEntry] = []
     errors: dict[str, str] = {}
