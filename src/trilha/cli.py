@@ -14,7 +14,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha import accounts, workspaces
-from trilha.db.engine import make_engine
+from trilha.db.engine import make_engine, reading
 from trilha.db.migrate import migrate
 from trilha.deliveries.worker import DeliveryWorker
 from trilha.errors import TrilhaError
@@ -44,14 +44,20 @@ def main() -> None:
     cli()
 
 
-def _in_transaction(settings: Settings, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
-    """Run ``work`` in one transaction on an up-to-date database; TrilhaError → message, exit 1."""
+def _in_transaction(
+    settings: Settings,
+    work: Callable[[AsyncConnection], Awaitable[T]],
+    *,
+    reads_only: bool = False,
+) -> T:
+    """Run ``work`` in one transaction on an up-to-date database; TrilhaError → message, exit 1.
+    A transaction that ``reads_only`` never waits for a running server's write lock (SQLite)."""
     migrate(settings.database_url)
 
     async def run() -> T:
         engine = make_engine(settings.database_url)
         try:
-            async with engine.begin() as conn:
+            async with (reading(engine) if reads_only else engine).begin() as conn:
                 return await work(conn)
         finally:
             await engine.dispose()
@@ -237,7 +243,7 @@ def postbacks_unmatched(
             await unmatched.list_samples(conn, since=since),
         )
 
-    sources, samples = _in_transaction(Settings(), work)
+    sources, samples = _in_transaction(Settings(), work, reads_only=True)
     total = sum(source.requests for source in sources)
     typer.echo(f"{total} postbacks matched no workspace in the last {hours} hours.")
     for line in unmatched.report_lines(sources, samples):

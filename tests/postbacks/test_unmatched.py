@@ -4,6 +4,7 @@ unmatched` and in the server log, and the maintenance loop trims them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -194,14 +195,21 @@ async def test_the_operator_lists_them_with_the_cli(
             headers={"content-type": "application/json"},
         )
 
-    result = subprocess.run(
-        [sys.executable, "-m", "trilha", "postbacks", "unmatched", "--hours", "2"],
-        env={**os.environ, "TRILHA_DATABASE_URL": database_url, "COLUMNS": "200"},
-        text=True,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    # A server's write transaction is open meanwhile: the listing only reads, so it must not
+    # wait for the write lock. The event loop stays free for the app's own tasks.
+    async with db.begin() as conn:
+        await conn.execute(
+            update(unmatched_postbacks).values(requests=unmatched_postbacks.c.requests)
+        )
+        result = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "trilha", "postbacks", "unmatched", "--hours", "2"],
+            env={**os.environ, "TRILHA_DATABASE_URL": database_url, "COLUMNS": "200"},
+            text=True,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
 
     assert result.returncode == 0, result.stderr
     out = result.stdout
