@@ -22,13 +22,14 @@ from trilha.hold import require_hold_days
 from trilha.ids import new_id
 from trilha.money import ValueUnit
 from trilha.postbacks.platforms import PRESETS
-from trilha.postbacks.preset import FIELDS, IGNORE, Preset, Rule
+from trilha.postbacks.preset import FIELDS, IGNORE, Preset, Rule, SecretOrigin
 from trilha.validation import NAME_MAX, require_text
 
 KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MAX_WINDOW = 7 * 24 * 60  # minutes: a week
 RULE_STATUSES = (*(s.value for s in Status), IGNORE)
-# A secret shorter than this is refused when set; one stored before the rule keeps working.
+# A secret a person invents (a generic merchant's) shorter than this is refused when set; one a
+# platform issues is taken as issued, and any secret shorter than this is warned about.
 MIN_SECRET = 16
 MAX_SECRET = 512
 
@@ -36,7 +37,7 @@ MAX_SECRET = 512
 class MerchantWarning(StrEnum):
     """Something about a merchant that works but should be changed."""
 
-    SHORT_SECRET = "short_secret"  # noqa: S105 -- a warning's name; set before the minimum
+    SHORT_SECRET = "short_secret"  # noqa: S105 -- a warning's name: fewer than MIN_SECRET
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,15 +180,22 @@ def _key(value: object) -> str:
 
 
 def _secret(value: object) -> str | None:
-    """None (no secret) for nothing or blanks; else a secret long enough not to be guessed."""
+    """None (no secret) for nothing or blanks; else the secret without the spaces around it."""
     secret = str(value).strip() if value else ""
     if not secret:
         return None
-    if len(secret) < MIN_SECRET:
-        raise InvalidInput({"secret": f"must be at least {MIN_SECRET} characters"})
     if len(secret) > MAX_SECRET:
         raise InvalidInput({"secret": f"must be at most {MAX_SECRET} characters"})
     return secret
+
+
+def _require_guessproof(values: Mapping[str, Any], preset: str) -> None:
+    """A secret a person invents must be long enough not to be guessed; a platform's is taken
+    as the platform issues it (Kiwify's webhook tokens have 11 characters)."""
+    secret = values.get("secret")
+    origin = PRESETS[preset].secret_origin
+    if secret and origin is SecretOrigin.PERSON and len(secret) < MIN_SECRET:
+        raise InvalidInput({"secret": f"must be at least {MIN_SECRET} characters"})
 
 
 def _preset(value: object) -> str:
@@ -272,6 +280,7 @@ async def create_merchant(
     for required in ("key", "name", "preset"):
         if required not in values:
             raise InvalidInput({required: "is required"})
+    _require_guessproof(values, values["preset"])
     row = {"field_paths": {}, "rules": [], "ip_allowlist": [], **values}
     merchant_id = new_id()
     try:
@@ -289,8 +298,9 @@ async def create_merchant(
 async def update_merchant(
     conn: AsyncConnection, workspace_id: str, merchant_id: str, *, now: datetime, **fields: Any
 ) -> MerchantRow:
-    await get_merchant(conn, workspace_id, merchant_id)
+    current = await get_merchant(conn, workspace_id, merchant_id)
     values = check_changes(fields)
+    _require_guessproof(values, values.get("preset", current.preset))
     if values:
         try:
             async with conn.begin_nested():

@@ -1,5 +1,6 @@
-"""The merchant form refuses a secret shorter than 16 characters, in the user's language, and
-a merchant whose older short secret still works says so on its page."""
+"""The merchant form refuses a made-up secret shorter than 16 characters, in the user's
+language, takes a platform's token as the platform issues it, and a merchant whose short secret
+works says so on its page."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from trilha.db.schema import merchants, users
 pytestmark = BROWSER
 
 
-async def test_the_form_refuses_a_short_secret_in_portuguese_and_in_english(
+async def test_the_form_refuses_a_short_made_up_secret_in_portuguese_and_in_english(
     page: Page, db: AsyncEngine, owner: Account
 ) -> None:
     await page.goto(f"/w/{owner.workspace.id}/merchants/new")
+    await page.select_option("#field-preset", "generic")
     await page.fill("#field-name", "Loja")
     await page.fill("#field-secret", "curto-1234")
     await page.click("#merchant-submit")
@@ -50,3 +52,18 @@ async def test_a_merchant_with_an_old_short_secret_shows_a_warning(
     await page.goto(f"/w/{owner.workspace.id}/merchants/{plain.id}")
     await expect(page.locator("#secret-configured")).to_be_visible()
     await expect(page.locator("#secret-warning")).to_have_count(0)
+
+
+async def test_the_form_takes_kiwifys_own_token_and_warns_that_it_is_short(
+    page: Page, db: AsyncEngine, owner: Account
+) -> None:
+    await page.goto(f"/w/{owner.workspace.id}/merchants/new")
+    await page.fill("#field-name", "Kiwify")
+    await page.select_option("#field-preset", "kiwify")
+    await page.fill("#field-secret", "rxue90njjv1")
+    await page.click("#merchant-submit")
+
+    await expect(page.locator("#secret-warning")).to_contain_text("menos de 16 caracteres")
+    await expect(page.locator("#secret-configured")).to_be_visible()
+    [row] = await fetch_all(db, merchants)
+    assert (row["preset"], row["secret"]) == ("kiwify", "rxue90njjv1")

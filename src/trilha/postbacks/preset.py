@@ -19,6 +19,13 @@ from trilha.postbacks.payload import Tree
 IGNORE: Final = "ignore"
 
 
+class SecretOrigin(StrEnum):
+    """Who makes a merchant's secret: the platform issues it, or a person invents it."""
+
+    PLATFORM = "platform"  # taken as issued, however short (Kiwify's tokens have 11 characters)
+    PERSON = "person"  # a shared secret someone makes up: it must be long enough not to guess
+
+
 class AuthKind(StrEnum):
     NONE = "none"
     FIELD = "field"  # a field (body, query or header) equals the secret
@@ -135,3 +142,4 @@ class Preset:
     reshape: Callable[[Tree], Tree] | None = None
     setup: str = ""  # the URL parameters or body fields the platform's settings need
     secret_names: tuple[str, ...] = field(default=())  # extra field names to mask in the log
+    secret_origin: SecretOrigin = SecretOrigin.PLATFORM

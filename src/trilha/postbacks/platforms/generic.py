@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from trilha.conversions.status import Status
-from trilha.postbacks.preset import AuthKind, Preset
+from trilha.postbacks.preset import AuthKind, Preset, SecretOrigin
 from trilha.postbacks.sample import USER_AGENT, Sale, Sample, SampleRequest, Words
 
 PRESET = Preset(
@@ -39,6 +39,7 @@ PRESET = Preset(
     auth=AuthKind.FIELD,
     setup="?token=WORKSPACE_TOKEN&click_id={click id}&tipo=venda&payout={value}&txid={order id}"
     "&status={status}",
+    secret_origin=SecretOrigin.PERSON,
 )
 
 

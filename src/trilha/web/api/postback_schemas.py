@@ -43,10 +43,13 @@ from trilha.web.api.schemas import (
 ValueChoice = Literal["gross", "net"]
 MERCHANT_KEY_RULES: dict[str, Any] = {"pattern": either_case(KEY.pattern)}
 WINDOW_RULES: dict[str, Any] = {"minimum": 1, "maximum": MAX_WINDOW}
-# Blank (no secret), or MIN_SECRET to MAX_SECRET characters once the spaces around are trimmed.
-SECRET_RULES: dict[str, Any] = {
-    "pattern": rf"^\s*$|^\s*\S[\s\S]{{{MIN_SECRET - 2},{MAX_SECRET - 2}}}\S\s*$"
-}
+# Blank (no secret), or up to MAX_SECRET characters once the spaces around are trimmed; the
+# minimum for a secret a person invents depends on the preset, so the domain checks it.
+SECRET_RULES: dict[str, Any] = {"pattern": rf"^\s*$|^\s*\S([\s\S]{{0,{MAX_SECRET - 2}}}\S)?\s*$"}
+SECRET_RULE = (
+    f"The platform's token, hottok or key, as the platform issues it (up to {MAX_SECRET} "
+    f"characters); for the `generic` preset, a shared secret of at least {MIN_SECRET} characters."
+)
 NEXT_BEFORE = Field(description="Pass as `before` for the next page; null on the last page.")
 
 
@@ -81,8 +84,7 @@ class MerchantIn(Input):
     )
     secret: str | None = checked(
         None,
-        description=f"The platform's token, hottok or key, {MIN_SECRET} to {MAX_SECRET} "
-        "characters. Write-only: never answered.",
+        description=f"{SECRET_RULE} Write-only: never answered.",
         **SECRET_RULES,
     )
     dedupe_mode: DedupeMode = DedupeMode.TXID
@@ -109,7 +111,7 @@ class MerchantPatch(Patch):
     ip_allowlist: list[str] | None = None
     secret: str | None = checked(
         None,
-        description=f"A new secret ({MIN_SECRET} to {MAX_SECRET} characters); null removes it.",
+        description=f"A new secret; null removes it. {SECRET_RULE}",
         **SECRET_RULES,
     )
     dedupe_mode: DedupeMode | None = None
@@ -134,9 +136,10 @@ class MerchantOut(Answer):
     ip_allowlist: list[str]
     has_secret: bool = Field(description="Whether postbacks must carry the merchant's secret.")
     warnings: list[MerchantWarning] = Field(
-        description="What works but should be changed. `short_secret`: the secret was set "
-        f"before secrets needed {MIN_SECRET} characters; it still authenticates, but can be "
-        "guessed: set a longer one in the platform and here."
+        description="What works but should be changed. `short_secret`: the secret has fewer "
+        f"than {MIN_SECRET} characters (as the platform issued it, or set before generic "
+        "secrets needed that many); it authenticates, but could be guessed: where the platform "
+        "can issue a longer one, set it there and here."
     )
     dedupe_mode: DedupeMode
     dedupe_window_minutes: int
