@@ -45,6 +45,7 @@ class Conversion:
     merchant_id: str | None
     created_at: datetime
     status_changed_at: datetime
+    status_occurred_at: datetime | None  # when the platform says its status happened
     attached_at: datetime | None
     is_test: bool  # made by "send test postback": never counted
     report_value: Decimal | None  # in the workspace's currency (trilha.currencies); None: no rate
@@ -60,6 +61,7 @@ class StatusChange:
     actor: str  # "postback" or "replay"
     postback_id: str | None
     created_at: datetime
+    occurred_at: datetime | None  # when the platform says the event happened, if it told
 
 
 async def list_conversions(
@@ -129,7 +131,7 @@ async def status_history(conn: AsyncConnection, conversion_id: str) -> list[Stat
     """Oldest first; the first entry is the conversion's creation."""
     h = conversion_status_history.c
     rows = await conn.execute(
-        select(h.from_status, h.to_status, h.actor, h.postback_id, h.created_at)
+        select(h.from_status, h.to_status, h.actor, h.postback_id, h.created_at, h.occurred_at)
         .where(h.conversion_id == conversion_id)
         .order_by(h.created_at, h.from_status.is_not(None))
     )
@@ -151,6 +153,7 @@ def _conversion(row: Any) -> Conversion:
         merchant_id=row.merchant_id,
         created_at=row.created_at,
         status_changed_at=row.status_changed_at,
+        status_occurred_at=row.status_occurred_at,
         attached_at=row.attached_at,
         is_test=row.is_test,
         report_value=(

@@ -39,6 +39,7 @@ class Reported:
     txid: str | None
     buyer: BuyerHashes = NO_BUYER  # kept on a new conversion, never its data in clear
     is_test: bool = False  # made by "send test postback": shown as a test, never counted
+    occurred_at: datetime | None = None  # the platform's own time of the event, if it tells
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ def record_conversion(
         "dedupe_key": key,
         "created_at": now,
         "status_changed_at": now,
+        "status_occurred_at": reported.occurred_at,
         **converted_columns(
             convert(
                 conn, workspace_id, value_minor, reported.currency, workspace_currency, now.date()
@@ -113,7 +115,7 @@ def record_conversion(
     }
     inserted = insert_row(conn, conversions, row, returning=_IF_NEW)
     if inserted is not None:  # no row back: the key exists, this repeats a conversion
-        _append_history(conn, conversion_id, None, reported.status, postback_id, actor, now)
+        _append_history(conn, conversion_id, None, reported, postback_id, actor, now)
         _tell(conn, row, reported.status, now)
         outcome = Outcome.CREATED if attribution.click_id else Outcome.ORPHAN
         reason = "" if attribution.click_id else "no click with this id (yet); kept as an orphan"
@@ -144,21 +146,37 @@ def _repeat(
         return Recorded(
             Outcome.DUPLICATE, "already recorded", existing.id, Status(existing.status), details
         )
+    if _older(reported.occurred_at, existing.status_occurred_at):
+        reason = (
+            f"an event older than the current status ('{reported.occurred_at:%Y-%m-%d %H:%M:%S}' "
+            f"< '{existing.status_occurred_at:%Y-%m-%d %H:%M:%S}' UTC); ignored"
+        )
+        return Recorded(Outcome.IGNORED, reason, existing.id, Status(existing.status), details)
     if (existing.status, reported.status) not in LEGAL_CHANGES:
         reason = f"illegal status change {existing.status} → {reported.status}; ignored"
         return Recorded(Outcome.IGNORED, reason, existing.id, Status(existing.status), details)
     changed = conn.execute(
         update(conversions)
         .where(conversions.c.id == existing.id, conversions.c.status == existing.status)
-        .values(status=reported.status, status_changed_at=now)
+        .values(
+            status=reported.status,
+            status_changed_at=now,
+            status_occurred_at=reported.occurred_at or existing.status_occurred_at,
+        )
     )
     if changed.rowcount == 0:  # another postback changed it first; ours is now a repeat
         current = _by_key(conn, existing.workspace_id, existing.dedupe_key)
         return _repeat(conn, current, reported, value_minor, postback_id, actor, now)
-    _append_history(conn, existing.id, existing.status, reported.status, postback_id, actor, now)
+    _append_history(conn, existing.id, existing.status, reported, postback_id, actor, now)
     _tell(conn, dict(existing._mapping), reported.status, now)
     reason = f"{existing.status} → {reported.status}"
     return Recorded(Outcome.STATUS_CHANGED, reason, existing.id, reported.status, details)
+
+
+def _older(reported: datetime | None, current: datetime | None) -> bool:
+    """Whether the platform says this event happened before the conversion's current status:
+    then it arrived out of order, and never overwrites what is newer. Unknown either side: no."""
+    return reported is not None and current is not None and reported < current
 
 
 def _tell(conn: Connection, conversion: dict[str, Any], status: Status, now: datetime) -> None:
@@ -206,7 +224,7 @@ def _append_history(
     conn: Connection,
     conversion_id: str,
     from_status: str | None,
-    to_status: str,
+    reported: Reported,
     postback_id: str | None,
     actor: str,
     now: datetime,
@@ -218,9 +236,10 @@ def _append_history(
             "id": new_id(),
             "conversion_id": conversion_id,
             "from_status": from_status,
-            "to_status": to_status,
+            "to_status": reported.status,
             "postback_id": postback_id,
             "actor": actor,
             "created_at": now,
+            "occurred_at": reported.occurred_at,
         },
     )

@@ -17,6 +17,8 @@ LEGAL_CHANGES = frozenset(
     {
         (Status.PENDING, Status.APPROVED),
         (Status.PENDING, Status.DECLINED),
+        # A recovered payment: a card refused then approved, a charge retried after a decline.
+        (Status.DECLINED, Status.APPROVED),
         (Status.APPROVED, Status.REFUNDED),
         (Status.APPROVED, Status.CHARGEBACK),
     }

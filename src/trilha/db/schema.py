@@ -345,6 +345,9 @@ conversions = Table(
     Column("dedupe_key", String(300), nullable=False),
     Column("created_at", Timestamp, nullable=False),
     Column("status_changed_at", Timestamp, nullable=False),
+    # When the platform says the current status happened (its event's own time), where its
+    # payload tells: a report of an older event never overwrites it. NULL: not told.
+    Column("status_occurred_at", Timestamp),
     Column("attached_at", Timestamp),
     # Normalised SHA-256 of the buyer's e-mail and phone, what conversion APIs match on; the
     # buyer's data itself is never kept here (trilha.privacy).
@@ -379,6 +382,7 @@ conversion_status_history = Table(
     ),
     Column("actor", String(80), nullable=False),  # "postback", "replay" or "user:<id>"
     Column("created_at", Timestamp, nullable=False),
+    Column("occurred_at", Timestamp),  # the platform's own time of the event, when it tells
     Index("ix_status_history_conversion", "conversion_id", "created_at"),
     # Without it, writing a log row (the deferred key's parent) or trimming old ones would scan
     # the whole history for rows that point at it.

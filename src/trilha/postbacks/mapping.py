@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from trilha.conversions.status import Status
 from trilha.merchants import Merchant
 from trilha.money import AmountError, check_currency, parse_amount
+from trilha.postbacks.event_time import read_event_time
 from trilha.postbacks.payload import Tree, get_path
 from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.preset import IGNORE, Preset
@@ -46,6 +48,7 @@ class Fields:
     platform_status: str | None
     # Set when the merchant counts the net value but the postback gave only the gross one.
     value_note: str | None = None
+    occurred_at: datetime | None = None  # when the platform says the event happened
 
 
 NO_NET_VALUE = "the merchant counts the net value, but the postback has none: the gross was counted"
@@ -118,6 +121,7 @@ def map_fields(merchant: Merchant, payload: Tree, *, event_types: frozenset[str]
         read["event"],
         read["status"],
         value_note,
+        read_event_time(read_field(merchant, payload, "occurred_at")),
     )
 
 

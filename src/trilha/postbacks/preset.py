@@ -53,7 +53,17 @@ def _same(expected: str | None, actual: str | None) -> bool:
     return expected is None or (actual is not None and expected.lower() == actual.lower())
 
 
-FIELDS = ("click_id", "event", "status", "value", "net_value", "currency", "txid", "secret")
+FIELDS = (
+    "click_id",
+    "event",
+    "status",
+    "value",
+    "net_value",
+    "currency",
+    "txid",
+    "secret",
+    "occurred_at",  # the platform's own time of the event (trilha.postbacks.event_time)
+)
 
 # Words platforms and people use for our event types and statuses.
 EVENT_WORDS: Final[Mapping[str, str]] = {

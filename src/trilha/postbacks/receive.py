@@ -186,6 +186,7 @@ def _process(
         txid=fields.txid,
         buyer=read_buyer_hashes(payload, buyer_fields(merchant.preset.name)),
         is_test=is_test,
+        occurred_at=fields.occurred_at,
     )
     return _record(conn, workspace_id, merchant, reported, attribution, trace, replay, currency)
 

@@ -13,12 +13,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
 from trilha.conversions.status import Status
+from trilha.postbacks.event_time import BRAZIL
 
 Words = tuple[str | None, str | None]  # the platform's (event, status) words
-BRAZIL = ZoneInfo("America/Sao_Paulo")  # the zone Brazilian platforms write local times in
 BUYER = {"name": "Comprador Teste", "email": "comprador@example.com"}
 PRODUCT = "Produto de teste"
 USER_AGENT = ("user-agent", "trilha (test postback)")  # tells a test apart in the log

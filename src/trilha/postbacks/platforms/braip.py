@@ -70,6 +70,7 @@ PRESET = Preset(
         "net_value": ("commissions.0.value",),
         "currency": (),
         "txid": ("trans_key",),
+        "occurred_at": ("trans_updatedate",),
         "secret": ("basic_authentication",),
     },
     rules=(

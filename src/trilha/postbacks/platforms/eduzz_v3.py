@@ -48,6 +48,7 @@ PRESET = Preset(
         "net_value": (),
         "currency": ("data.price.currency", "data.paid.currency"),
         "txid": ("data.id",),
+        "occurred_at": ("sentDate",),
         "secret": (),
     },
     rules=(

@@ -33,6 +33,7 @@ PRESET = Preset(
         "net_value": ("net", "commission", "comissao"),
         "currency": ("moeda", "currency"),
         "txid": ("txid", "transaction_id", "transaction", "tid", "order_id", "orderid"),
+        "occurred_at": ("occurred_at", "event_time"),
         "secret": ("secret",),
     },
     rules=(),

@@ -52,6 +52,7 @@ PRESET = Preset(
         "net_value": ("data.commission_by_source.PRODUCER", "data.commission_by_source.AFFILIATE"),
         "currency": ("data.purchase.price.currency_value",),
         "txid": ("data.purchase.transaction",),
+        "occurred_at": ("creation_date",),
         "secret": ("x-hotmart-hottok", "hottok"),
     },
     rules=(

@@ -49,6 +49,7 @@ PRESET = Preset(
         "net_value": ("Commissions.my_commission",),
         "currency": ("Commissions.currency",),
         "txid": ("order_id",),
+        "occurred_at": ("updated_at",),
         "secret": ("signature",),
     },
     rules=(

@@ -45,6 +45,7 @@ PRESET = Preset(
         "net_value": ("producer.amount",),
         "currency": (),
         "txid": ("order.hash", "order.transaction_hash", "transaction.hash"),
+        "occurred_at": ("status_date",),
         "secret": ("token",),
     },
     rules=(

@@ -222,6 +222,10 @@ class ConversionOut(Answer):
     merchant_id: str | None
     created_at: UtcDatetime
     status_changed_at: UtcDatetime
+    status_occurred_at: UtcDatetime | None = Field(
+        description="When the platform says the current status happened, where its payload "
+        "tells (Hotmart's `creation_date`, ...); a report of an older event never overwrites it."
+    )
     attached_at: UtcDatetime | None = Field(description="When an orphan found its click.")
     is_test: bool = Field(description='Made by "send test postback": never counted, and deletable.')
     report_value: Decimal | None = Field(
@@ -246,6 +250,9 @@ class StatusChangeOut(Answer):
     actor: str = Field(description='Who made the change: "postback" or "replay".')
     postback_id: str | None = Field(description="The postback log entry that made the change.")
     created_at: UtcDatetime
+    occurred_at: UtcDatetime | None = Field(
+        description="When the platform says the event happened; null: its payload does not say."
+    )
 
 
 class ConversionDetail(ConversionOut):
