@@ -23,7 +23,7 @@ from tests.factories import (
 )
 from trilha.app import TrilhaApp, create_app
 from trilha.campaigns import CampaignStatus, ParamMapping, update_campaign
-from trilha.db.schema import clicks
+from trilha.db.schema import campaigns, clicks
 from trilha.ids import to_base62
 from trilha.settings import Settings
 
@@ -257,6 +257,24 @@ async def test_it_applies_a_campaign_edit_to_the_very_next_click(
     response = await client.get("/r/lp")
 
     assert response.headers["location"] == "https://new.example.com/"
+
+
+async def test_it_never_fills_a_macro_in_a_stored_offer_urls_host(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    campaign = await make_campaign(db, workspace, slug="lp")
+    async with db.begin() as conn:  # saved before such URLs were refused
+        await conn.execute(
+            update(campaigns)
+            .where(campaigns.c.id == campaign.id)
+            .values(offer_url="https://offer.example{sub1}/x?s={sub1}")
+        )
+
+    response = await client.get("/r/lp", params={"sub1": ".evil.test"})
+
+    assert response.status_code == 302
+    assert response.headers["location"] == "https://offer.example{sub1}/x?s=.evil.test"
 
 
 @pytest.mark.parametrize(

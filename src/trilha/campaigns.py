@@ -20,9 +20,9 @@ from trilha.links import DEFAULT_HOST
 from trilha.validation import (
     NAME_MAX,
     optional_http_url,
-    require_http_url,
     require_slug,
     require_text,
+    require_url_template,
 )
 from trilha.workspaces import Workspace
 
@@ -227,7 +227,7 @@ async def create_campaign(
         name=require_text(name, "name"),
         slug=require_slug(slug),
         host=host.strip().lower(),
-        offer_url=require_http_url(offer_url, "offer_url"),
+        offer_url=require_url_template(offer_url, "offer_url"),
         source_id=source_id or None,
         merchant_id=merchant_id or None,
         status=CampaignStatus(status),
@@ -311,7 +311,7 @@ def _campaign_changes(changes: dict[str, object]) -> dict[str, object]:
         "name": lambda v: require_text(str(v), "name"),
         "slug": lambda v: require_slug(str(v)),
         "host": lambda v: str(v or "").strip().lower(),
-        "offer_url": lambda v: require_http_url(str(v), "offer_url"),
+        "offer_url": lambda v: require_url_template(str(v), "offer_url"),
         "source_id": lambda v: str(v) if v else None,
         "merchant_id": lambda v: str(v) if v else None,
         "status": _status,

@@ -2,7 +2,8 @@
 
 A value lands URL-encoded for the part of the URL it lands in (path, query or fragment), a value
 that itself contains ``{x}`` is never expanded again, and an unknown macro stays exactly as
-written so that a typo shows in the final URL instead of silently vanishing.
+written so that a typo shows in the final URL instead of silently vanishing, and a macro in the
+scheme or host is never filled, so no visitor chooses where a URL leads.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from trilha.dimensions import CLICK_IDS, SUBS, UTMS
 
 TEMPLATE_CACHE_SIZE = 1024
 MACRO = re.compile(r"\{([A-Za-z][A-Za-z0-9_.\-]*)\}")
+# A URL's scheme and authority (userinfo, host, port), split as RFC 3986's appendix B does.
+_ORIGIN = re.compile(r"(?:[^:/?#]+:)?(?://[^/?#]*)?")
 
 # Characters RFC 3986 lets stand unencoded in each part, less the ones that would change the
 # meaning of what follows: "/" in a path segment value, "&", "=" and "+" in a query value.
@@ -81,17 +84,21 @@ class Template:
 
 @lru_cache(maxsize=TEMPLATE_CACHE_SIZE)
 def compile_template(template: str) -> Template:
-    """Split a template; cached, since every click of a campaign fills the same one.
+    """Split a template; cached, since every click of a campaign fills the same one. Macros in
+    the scheme or authority stay literal text, so no value can choose where the URL leads.
 
     >>> compile_template("https://x.test/{p}?a={a}").macros
     (('p', "-._~!$&'()*+,;=:@", '{p}'), ('a', "-._~!$'()*,;:@/?", '{a}'))
+    >>> compile_template("https://{host}/{p}").fill({"host": "evil.test", "p": "1"})
+    'https://{host}/1'
     """
+    origin_at = origin_end(template)
     query_at = _index_or_end(template, "?")
     fragment_at = _index_or_end(template, "#")
     literals: list[str] = []
     macros: list[tuple[str, str, str]] = []
     end = 0
-    for match in MACRO.finditer(template):
+    for match in MACRO.finditer(template, origin_at):
         literals.append(template[end : match.start()])
         if match.start() > fragment_at:
             safe = SAFE_IN_FRAGMENT
@@ -103,6 +110,28 @@ def compile_template(template: str) -> Template:
         end = match.end()
     literals.append(template[end:])
     return Template(tuple(literals), tuple(macros), frozenset(name for name, _, _ in macros))
+
+
+def origin_end(template: str) -> int:
+    """Where a URL's scheme and authority end. A macro before that would choose where the URL
+    leads: it is refused when a URL is saved, and one stored before is never filled.
+
+    >>> origin_end("https://{sub1}.example:8443/x?a={a}")
+    27
+    """
+    match = _ORIGIN.match(template)  # the pattern matches every text, at least emptily
+    return match.end() if match else 0
+
+
+def holds_origin_macro(template: str) -> bool:
+    """Whether a macro stands in the URL's scheme, userinfo, host or port.
+
+    >>> holds_origin_macro("https://offer.example{sub1}/x")
+    True
+    >>> holds_origin_macro("https://offer.example/{sub1}")
+    False
+    """
+    return MACRO.search(template, 0, origin_end(template)) is not None
 
 
 def fill_macros(template: str, values: Mapping[str, str]) -> str:

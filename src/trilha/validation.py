@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from zoneinfo import available_timezones
 
 from trilha.errors import InvalidInput
+from trilha.macros import holds_origin_macro
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 HOST = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
@@ -73,6 +74,20 @@ def require_http_url(value: str, field: str) -> str:
         raise InvalidInput({field: "must start with http:// or https://"})
     if not parts.netloc or not parts.hostname:
         raise InvalidInput({field: "must include a host, as in https://pay.example.com/..."})
+    return value
+
+
+def require_url_template(value: str, field: str) -> str:
+    """An http(s) URL whose macros all stand after the host, so none chooses where it leads.
+
+    >>> require_url_template("https://{sub1}.example/x", "offer_url")
+    Traceback (most recent call last):
+    ...
+    trilha.errors.InvalidInput: offer_url: the host may not hold a macro (nor the user or port)
+    """
+    value = require_http_url(value, field)
+    if holds_origin_macro(value):
+        raise InvalidInput({field: "the host may not hold a macro (nor the user or port)"})
     return value
 
 

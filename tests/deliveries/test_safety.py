@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from ipaddress import ip_address
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -19,6 +20,7 @@ from trilha.db.schema import destinations
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.jobs import OutboundRequest
 from trilha.deliveries.kinds import AttemptOutcome, Kind
+from trilha.deliveries.safety import resolve_target
 from trilha.deliveries.send import Policy, new_client, send
 from trilha.settings import Settings
 
@@ -83,6 +85,10 @@ async def test_it_refuses_ipv6_loopback(canary6: Canary) -> None:
         "[fe80::1]",
         "[fc00::1]",
         "[::ffff:10.0.0.1]",
+        "[2002:7f00:1::1]",  # 6to4 of 127.0.0.1
+        "[2002:a9fe:a9fe::]",  # 6to4 of 169.254.169.254
+        "[2001:0:5db8:d822::80ff:fffe]",  # Teredo: public server, client 127.0.0.1
+        "[2001:0:a9fe:a9fe::a2c5:a2c5]",  # Teredo: server 169.254.169.254, public client
     ],
 )
 async def test_it_refuses_private_and_reserved_addresses(address: str) -> None:
@@ -108,6 +114,30 @@ async def test_a_destination_on_a_private_address_fails_its_check(
     assert row["status"] == "inactive"
     assert row["status_reason"].startswith("address check failed: localhost resolves to ")
     assert canary.connections == 0
+
+
+async def test_a_destination_on_a_6to4_address_of_the_metadata_service_fails_its_check(
+    db: AsyncEngine, settings: Settings
+) -> None:
+    workspace = await make_workspace(db)
+    url = "http://[2002:a9fe:a9fe::]/latest/meta-data/?cid={sub1}"
+
+    destination = await make_destination(
+        db, workspace, Spec("Metadata", Kind.POSTBACK, url), settings=settings
+    )
+
+    [row] = await fetch_all(db, destinations, id=destination.id)
+    assert row["status"] == "inactive"
+    assert row["status_reason"] == (
+        "address check failed: 2002:a9fe:a9fe:: resolves to 2002:a9fe:a9fe::, "
+        "which is not a public address"
+    )
+
+
+async def test_it_lets_a_6to4_address_of_a_public_ipv4_one_through() -> None:
+    target = await resolve_target("http://[2002:5db8:d822::1]/pb", allow_private=False)
+
+    assert target.address == ip_address("2002:5db8:d822::1")  # 93.184.216.34
 
 
 async def test_it_connects_to_the_checked_address_naming_the_host(receiver: Receiver) -> None:

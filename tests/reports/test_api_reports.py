@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_campaign
@@ -162,6 +163,49 @@ async def test_it_refuses_bad_levels_filters_and_periods_with_422(
     ):
         response = await client.get(url, params=params, headers=owner.headers)
         assert response.status_code == 422, (params, response.text)
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "timezone"),
+    [
+        ("9999-12-31", "9999-12-31", "UTC"),  # its end, 10000-01-01, does not exist
+        ("9999-01-01", "9999-12-31", "America/Sao_Paulo"),
+        ("0001-01-01", "0001-01-01", "Asia/Tokyo"),  # began in year 0, in UTC
+    ],
+)
+async def test_it_refuses_a_period_past_the_calendar_with_422(
+    client: httpx.AsyncClient, db: AsyncEngine, first: str, last: str, timezone: str
+) -> None:
+    owner, workspace = await make_owner(db)
+    params = {"preset": "custom", "first": first, "last": last, "timezone": timezone}
+
+    for path in ("", "/csv"):
+        response = await client.get(
+            f"{reports_url(workspace.id)}{path}", params=params, headers=owner.headers
+        )
+
+        assert response.status_code == 422, response.text
+        assert response.json()["errors"] == {
+            "period": "must fall between the years 1 and 9999 in its time zone"
+        }
+
+
+async def test_it_reports_the_calendars_last_and_first_whole_days(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    for first, last, timezone in (
+        ("9999-12-30", "9999-12-30", "Asia/Tokyo"),
+        ("0001-01-01", "0001-01-01", "America/Sao_Paulo"),
+    ):
+        response = await client.get(
+            reports_url(workspace.id),
+            params={"preset": "custom", "first": first, "last": last, "timezone": timezone},
+            headers=owner.headers,
+        )
+
+        assert response.status_code == 200, response.text
+        assert response.json()["totals"]["clicks"] == 0
 
 
 async def test_a_test_postback_never_counts(client: httpx.AsyncClient, db: AsyncEngine) -> None:

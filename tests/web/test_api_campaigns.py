@@ -77,6 +77,41 @@ async def test_it_answers_422_for_an_offer_url_that_is_not_http(
     assert await fetch_all(db, campaigns) == []
 
 
+HOST_MACROS = (
+    "https://{sub1}/x",
+    "https://offer.example{sub1}/x",
+    "https://{sub1}.offer.example/x",
+    "https://{sub1}@offer.example/x",
+    "https://offer.example:{sub1}/x",
+    "{sub1}://offer.example/x",
+)
+
+
+async def test_it_refuses_a_macro_that_would_choose_where_an_offer_url_leads(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+
+    for offer_url in HOST_MACROS:
+        created = await client.post(
+            campaigns_url(workspace.id),
+            json={"name": "LP", "slug": "lp", "offer_url": offer_url},
+            headers=owner.headers,
+        )
+        changed = await client.patch(
+            f"{campaigns_url(workspace.id)}/{campaign.id}",
+            json={"offer_url": offer_url},
+            headers=owner.headers,
+        )
+
+        for response in (created, changed):
+            assert response.status_code == 422, (offer_url, response.text)
+            assert "offer_url" in response.json()["errors"], offer_url
+    [row] = await fetch_all(db, campaigns)
+    assert row["offer_url"] == campaign.offer_url
+
+
 async def test_it_answers_422_naming_missing_fields(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Final
-from urllib.parse import urlsplit
 
 from trilha.errors import InvalidInput
 from trilha.macros import BUILTIN_MACROS, MACRO, fill_macros, unknown_macros
-from trilha.validation import require_http_url
+from trilha.validation import require_url_template
 
 CONVERSION_MACROS: Final[dict[str, str]] = {
     "payout": "The conversion's value, e.g. 97.00.",
@@ -46,9 +45,7 @@ def check_template(template: str, field: str = "url") -> str:
     ...
     trilha.errors.InvalidInput: url: unknown macro {clickid}
     """
-    template = require_http_url(template, field)
-    if MACRO.search(urlsplit(template).netloc):
-        raise InvalidInput({field: "the host may not hold a macro"})
+    template = require_url_template(template, field)
     unknown = unknown_macros(template, CONVERSION_MACROS)
     if unknown:
         names = ", ".join(f"{{{name}}}" for name in unknown)

@@ -3,8 +3,9 @@ request then connects to the checked address (so a second DNS answer cannot swap
 internal one).
 
 Refused: loopback, private, link-local, shared (CGNAT, 100.64/10), multicast, reserved and
-unspecified addresses, in IPv4, IPv6 and IPv4-mapped IPv6. A setting lets tests and on-premise
-installs reach private addresses.
+unspecified addresses, in IPv4, IPv6 and IPv4-mapped IPv6, and IPv6 addresses that lead to
+such an IPv4 address (6to4, Teredo). A setting lets tests and on-premise installs reach
+private addresses.
 """
 
 from __future__ import annotations
@@ -44,9 +45,25 @@ def is_public(address: IPAddress) -> bool:
     """
     if isinstance(address, IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
+    if isinstance(address, IPv6Address) and not all(map(is_public, carried_ipv4(address))):
+        return False
     return address.is_global and not (
         address.is_multicast or address.is_reserved or address.is_link_local
     )
+
+
+def carried_ipv4(address: IPv6Address) -> tuple[IPv4Address, ...]:
+    """The IPv4 addresses a 6to4 (2002::/16) or Teredo (2001::/32: server and client) address
+    leads to: a relay on the way delivers to them.
+
+    >>> carried_ipv4(ip_address("2002:a9fe:a9fe::1")), carried_ipv4(ip_address("2606:4700::1"))
+    ((IPv4Address('169.254.169.254'),), ())
+    """
+    if address.sixtofour is not None:
+        return (address.sixtofour,)
+    if address.teredo is not None:
+        return address.teredo
+    return ()
 
 
 def split_target(url: str) -> tuple[str, str, int]:

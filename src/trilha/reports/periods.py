@@ -60,6 +60,23 @@ def resolve_period(
     >>> p.first.isoformat(), p.start.isoformat()
     ('2026-02-27', '2026-02-27T03:00:00+00:00')
     """
+    period = _local_days(preset, zone, now, first, last)
+    if not _in_calendar(period):
+        raise InvalidInput({"period": "must fall between the years 1 and 9999 in its time zone"})
+    return period
+
+
+def _in_calendar(period: Period) -> bool:
+    """Whether the period's start and end exist as UTC instants (years 1 to 9999)."""
+    try:
+        return period.start < period.end
+    except OverflowError:  # 9999-12-31 has no next day; Tokyo's 0001-01-01 began in year 0
+        return False
+
+
+def _local_days(
+    preset: Preset, zone: ZoneInfo, now: datetime, first: date | None, last: date | None
+) -> Period:
     today = now.astimezone(zone).date()
     if preset is Preset.CUSTOM:
         if first is None or last is None:

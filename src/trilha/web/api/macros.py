@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from trilha.clicks import preview_offer_url
 from trilha.macros import BUILTIN_MACROS
-from trilha.validation import require_http_url
+from trilha.validation import require_url_template
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.routing import ApiRoute
 from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, MacroOut, PreviewIn, PreviewOut
@@ -28,7 +28,7 @@ async def list_macros(_user: ApiUser) -> list[MacroOut]:
     responses=NOT_FOUND,
 )
 async def preview_macros(body: PreviewIn, membership: InWorkspace) -> PreviewOut:
-    template = require_http_url(body.template, "template")
+    template = require_url_template(body.template, "template")
     preview = preview_offer_url(
         template, body.params, timezone=membership.workspace.timezone, now=datetime.now(UTC)
     )

@@ -394,7 +394,7 @@ class SourceOut(Answer):
 
 
 HOST_FIELD = Field("", description='A custom domain of the workspace; "" for the default one.')
-OFFER_URL = "http(s) URL; macros such as {click_id} are filled per click."
+OFFER_URL = "http(s) URL; macros such as {click_id}, after the host, are filled per click."
 CAMPAIGN_NAME_RULES: dict[str, Any] = {"maxLength": TEXT_MAX, "pattern": NOT_BLANK}
 SLUG_RULES: dict[str, Any] = {"pattern": either_case(SLUG.pattern)}
 

@@ -25,7 +25,7 @@ from trilha.errors import Conflict, InvalidInput
 from trilha.i18n import Translator
 from trilha.macros import BUILTIN_MACROS
 from trilha.merchants import list_merchants
-from trilha.validation import require_http_url
+from trilha.validation import require_url_template
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.reports import CAMPAIGN_FIGURES, campaigns_today
@@ -194,7 +194,7 @@ def _preview(page: Page, values: dict[str, str]) -> dict[str, object]:
     url_error = None
     if template:
         try:
-            require_http_url(template, "offer_url")
+            require_url_template(template, "offer_url")
         except InvalidInput as exc:
             url_error = exc.fields["offer_url"]
     return {"preview": result, "preview_empty": not template, "url_error": url_error}
