@@ -178,17 +178,37 @@ async def test_payment_of_the_boleto_turns_the_pending_sale_approved(
     ]
 
 
-@pytest.mark.parametrize("status", [4, 10], ids=["cancelled", "expired"])
-async def test_a_cancelled_or_expired_invoice_declines_the_pending_sale(
-    client: httpx.AsyncClient, db: AsyncEngine, status: int
+async def test_a_cancelled_invoice_declines_the_pending_sale(
+    client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     shop = await open_eduzz(client, db)
 
     await deliver(client, shop, invoice(1, trk=shop.click_id, method="boleto"))
-    response = await deliver(client, shop, invoice(status, trk=shop.click_id, method="boleto"))
+    response = await deliver(client, shop, invoice(4, trk=shop.click_id, method="boleto"))
 
     assert response.json()["status"] == "status_changed"
     assert (await only_conversion(db))["status"] == "declined"
+
+
+async def test_an_expired_invoice_paid_later_is_a_sale(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_eduzz(client, db)
+
+    outcomes = [
+        (await deliver(client, shop, invoice(status, trk=shop.click_id, method="boleto"))).json()[
+            "status"
+        ]
+        for status in (1, 10, 3)
+    ]
+
+    assert outcomes == ["created", "duplicate", "status_changed"]  # expired is still pending
+    conversion = await only_conversion(db)
+    assert conversion["status"] == "approved"
+    assert await status_history(db, conversion["id"]) == [
+        (None, "pending"),
+        ("pending", "approved"),
+    ]
 
 
 async def test_a_refund_request_keeps_the_sale_and_the_refund_changes_it(

@@ -207,7 +207,7 @@ async def test_payment_of_the_boleto_turns_the_pending_sale_approved(
     ]
 
 
-async def test_an_expired_boleto_declines_the_pending_sale(
+async def test_an_expired_boleto_paid_later_is_a_sale(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     shop = await open_hotmart(client, db)
@@ -217,9 +217,34 @@ async def test_an_expired_boleto_declines_the_pending_sale(
         client, shop, purchase("PURCHASE_BILLET_PRINTED", "PRINTED_BILLET", origin=origin)
     )
     expired = await deliver(client, shop, purchase("PURCHASE_EXPIRED", "EXPIRED", origin=origin))
+    paid = await deliver(client, shop, purchase("PURCHASE_APPROVED", "APPROVED", origin=origin))
 
-    assert expired.json()["status"] == "status_changed"
-    assert (await only_conversion(db))["status"] == "declined"
+    assert expired.json()["status"] == "duplicate"  # still pending: it may be paid
+    assert paid.json()["status"] == "status_changed"
+    assert (await only_conversion(db))["status"] == "approved"
+
+
+@pytest.mark.parametrize(
+    ("first", "first_status"),
+    [("PURCHASE_DELAYED", "DELAYED"), ("PURCHASE_CANCELED", "CANCELED")],
+    ids=["overdue", "refused"],
+)
+async def test_a_charge_hotmart_recovers_is_a_sale_with_its_history(
+    client: httpx.AsyncClient, db: AsyncEngine, first: str, first_status: str
+) -> None:
+    shop = await open_hotmart(client, db)
+    origin = {"sck": shop.click_id}
+
+    failed = await deliver(client, shop, purchase(first, first_status, origin=origin))
+    recovered = await deliver(
+        client, shop, purchase("PURCHASE_APPROVED", "APPROVED", origin=origin)
+    )
+
+    assert (failed.json()["status"], recovered.json()["status"]) == ("created", "status_changed")
+    conversion = await only_conversion(db)
+    assert (conversion["event_type"], conversion["status"]) == ("SALE", "approved")
+    before = "pending" if first == "PURCHASE_DELAYED" else "declined"
+    assert await status_history(db, conversion["id"]) == [(None, before), (before, "approved")]
 
 
 @pytest.mark.parametrize(
@@ -493,3 +518,61 @@ async def test_the_plain_postback_url_keeps_the_hottok_out_of_the_log(
     assert response.status_code == 400  # the generic mapping cannot read Hotmart's events
     assert response.json()["status"] == "invalid"
     await assert_log_keeps_no_secret(db, HOTTOK, shop.workspace.postback_token)
+
+
+def renewal(shop: Shop, event: str, status: str, charge: int) -> dict[str, Any]:
+    """A subscription's charge number ``charge``, each its own transaction."""
+    payload = purchase(
+        event, status, origin={"sck": shop.click_id}, transaction=f"HP11214390{charge:02d}"
+    )
+    payload["data"]["purchase"]["recurrence_number"] = charge
+    payload["data"]["subscription"] = {
+        "status": "ACTIVE",
+        "plan": {"id": 771, "name": "Mensal"},
+        "subscriber": {"code": "9OL3KY4O"},
+    }
+    return payload
+
+
+async def test_a_subscriptions_later_charges_are_rebills_and_an_overdue_one_counts_when_paid(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_hotmart(client, db)
+
+    first = await deliver(client, shop, renewal(shop, "PURCHASE_APPROVED", "APPROVED", 1))
+    second = await deliver(client, shop, renewal(shop, "PURCHASE_APPROVED", "APPROVED", 2))
+    overdue = await deliver(client, shop, renewal(shop, "PURCHASE_DELAYED", "DELAYED", 3))
+    retried = await deliver(client, shop, renewal(shop, "PURCHASE_APPROVED", "APPROVED", 3))
+    cancelled = await deliver(
+        client,
+        shop,
+        {**renewal(shop, "PURCHASE_APPROVED", "APPROVED", 3), "event": "SUBSCRIPTION_CANCELLATION"},
+    )
+
+    assert [(r.json()["status"], r.json()["event"]) for r in (first, second, overdue)] == [
+        ("created", "SALE"),
+        ("created", "REBILL"),
+        ("created", "REBILL"),
+    ]
+    assert overdue.json()["conversion_status"] == "pending"
+    assert retried.json()["status"] == "status_changed"
+    assert cancelled.json()["status"] == "ignored"
+    found = {c["txid"]: (c["event_type"], c["status"]) for c in await fetch_all(db, conversions)}
+    assert found == {
+        "HP1121439001": ("SALE", "approved"),
+        "HP1121439002": ("REBILL", "approved"),
+        "HP1121439003": ("REBILL", "approved"),
+    }
+
+
+async def test_a_renewals_refund_takes_back_the_rebill(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_hotmart(client, db)
+
+    await deliver(client, shop, renewal(shop, "PURCHASE_APPROVED", "APPROVED", 2))
+    refunded = await deliver(client, shop, renewal(shop, "PURCHASE_REFUNDED", "REFUNDED", 2))
+
+    assert (refunded.json()["status"], refunded.json()["event"]) == ("status_changed", "REBILL")
+    conversion = await only_conversion(db)
+    assert (conversion["event_type"], conversion["status"]) == ("REBILL", "refunded")

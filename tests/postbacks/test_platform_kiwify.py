@@ -275,21 +275,43 @@ async def test_a_renewal_is_a_rebill_counted_once_whichever_webhook_names_it(
     assert types == {ORDER_ID: "SALE", renewal_id: "REBILL"}
 
 
-@pytest.mark.parametrize(
-    ("event", "status"),
-    [("subscription_canceled", "paid"), ("subscription_late", "waiting_payment")],
-)
-async def test_subscription_notices_are_logged_and_change_nothing(
-    client: httpx.AsyncClient, db: AsyncEngine, event: str, status: str
+async def test_a_cancelled_subscription_is_logged_and_changes_nothing(
+    client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     shop = await open_kiwify(client, db)
     await deliver(client, shop, approved(shop))
 
-    response = await deliver(client, shop, order(event, status, tracking={"sck": shop.click_id}))
+    response = await deliver(
+        client, shop, order("subscription_canceled", "paid", tracking={"sck": shop.click_id})
+    )
 
     assert response.status_code == 200
     assert response.json()["status"] == "ignored"
     assert (await only_conversion(db))["status"] == "approved"
+
+
+async def test_an_overdue_renewal_is_a_pending_rebill_that_counts_when_paid(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_kiwify(client, db)
+    renewal_id = "5e4d3c2b-1a09-4f8e-8d7c-6b5a4f3e2d1c"
+    tracking = {"sck": shop.click_id}
+    await deliver(client, shop, approved(shop))
+
+    late = await deliver(
+        client,
+        shop,
+        order("subscription_late", "waiting_payment", tracking=tracking, order_id=renewal_id),
+    )
+    renewed = await deliver(
+        client, shop, order("subscription_renewed", "paid", tracking=tracking, order_id=renewal_id)
+    )
+
+    assert (late.json()["status"], late.json()["event"]) == ("created", "REBILL")
+    assert late.json()["conversion_status"] == "pending"
+    assert renewed.json()["status"] == "status_changed"
+    found = {c["txid"]: (c["event_type"], c["status"]) for c in await fetch_all(db, conversions)}
+    assert found == {ORDER_ID: ("SALE", "approved"), renewal_id: ("REBILL", "approved")}
 
 
 async def test_an_abandoned_cart_is_logged_and_never_counted(

@@ -208,17 +208,41 @@ async def test_payment_of_the_boleto_turns_the_pending_sale_approved(
     ]
 
 
-async def test_an_expired_boleto_declines_the_pending_sale(
+async def test_an_expired_boleto_paid_later_is_a_sale(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     shop = await open_perfectpay(client, db)
     metadata = {"src": shop.click_id}
 
-    await deliver(client, shop, sale(1, metadata=metadata, payment="boleto"))
-    expired = await deliver(client, shop, sale(13, metadata=metadata, payment="boleto"))
+    outcomes = [
+        (await deliver(client, shop, sale(code, metadata=metadata, payment="boleto"))).json()[
+            "status"
+        ]
+        for code in (1, 13, 2)
+    ]
 
-    assert expired.json()["status"] == "status_changed"
-    assert (await only_conversion(db))["status"] == "declined"
+    assert outcomes == ["created", "duplicate", "status_changed"]  # expired is still pending
+    assert (await only_conversion(db))["status"] == "approved"
+
+
+async def test_a_rejected_card_approved_later_is_a_sale(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    shop = await open_perfectpay(client, db)
+    metadata = {"src": shop.click_id}
+
+    outcomes = [
+        (await deliver(client, shop, sale(code, metadata=metadata))).json()["status"]
+        for code in (5, 2)
+    ]
+
+    assert outcomes == ["created", "status_changed"]
+    conversion = await only_conversion(db)
+    assert conversion["status"] == "approved"
+    assert await status_history(db, conversion["id"]) == [
+        (None, "declined"),
+        ("declined", "approved"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -173,7 +173,7 @@ async def test_payment_of_the_pix_turns_the_pending_sale_approved(
     ]
 
 
-async def test_an_expired_pix_declines_the_pending_sale(
+async def test_an_expired_pix_paid_later_is_a_sale(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     shop = await open_ticto(client, db)
@@ -181,9 +181,11 @@ async def test_an_expired_pix_declines_the_pending_sale(
 
     await deliver(client, shop, webhook("pix_created", tracking=tracking, payment="pix"))
     expired = await deliver(client, shop, webhook("pix_expired", tracking=tracking, payment="pix"))
+    paid = await deliver(client, shop, webhook("authorized", tracking=tracking, payment="pix"))
 
-    assert expired.json()["status"] == "status_changed"
-    assert (await only_conversion(db))["status"] == "declined"
+    assert expired.json()["status"] == "duplicate"  # still pending: it may be paid
+    assert paid.json()["status"] == "status_changed"
+    assert (await only_conversion(db))["status"] == "approved"
 
 
 @pytest.mark.parametrize(

@@ -83,3 +83,21 @@ async def test_an_older_event_never_overwrites_a_newer_status(
         ("declined", datetime(2026, 11, 2, 13, 0, tzinfo=UTC)),
         ("approved", datetime(2026, 11, 2, 14, 0, tzinfo=UTC)),
     ]
+
+
+async def test_an_overdue_or_expired_payment_is_pending_until_it_is_paid(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    _, base = await sale(client, db)
+
+    answers = [
+        await report(client, base, status=status)
+        for status in ("aguardando", "expirado", "atrasado", "pago")
+    ]
+
+    assert answers == [
+        ("created", "pending"),
+        ("duplicate", "pending"),
+        ("duplicate", "pending"),
+        ("status_changed", "approved"),
+    ]

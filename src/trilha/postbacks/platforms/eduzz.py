@@ -26,7 +26,7 @@ STATUS_CODES = {
     "6": Status.APPROVED,
     "7": Status.REFUNDED,
     "8": Status.PENDING,
-    "10": Status.DECLINED,
+    "10": Status.PENDING,  # Expirada: open for over 15 days, and still payable
     "11": Status.PENDING,
     "15": Status.PENDING,
 }

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
 from trilha.conversions.status import Status
-from trilha.postbacks.payload import Tree
+from trilha.postbacks.payload import Tree, get_path
 from trilha.postbacks.preset import IGNORE, AuthKind, Preset, Rule
 from trilha.postbacks.sample import (
     BUYER,
@@ -23,6 +23,13 @@ from trilha.postbacks.sample import (
     net,
 )
 
+RENEWAL = ":RENEWAL"  # marks the event of a subscription's second or later charge
+
+
+def reshape(payload: Tree) -> Tree:
+    """Commissions addressable by source, and a renewal's event told apart from a first sale."""
+    return mark_renewal(index_commissions(payload))
+
 
 def index_commissions(payload: Tree) -> Tree:
     """Make ``data.commissions[]`` addressable by source: data.commission_by_source.PRODUCER."""
@@ -35,6 +42,34 @@ def index_commissions(payload: Tree) -> Tree:
         if isinstance(item, dict) and item.get("source")
     }
     return {**payload, "data": {**data, "commission_by_source": by_source}}
+
+
+def mark_renewal(payload: Tree) -> Tree:
+    """A subscription's later charges carry ``data.purchase.recurrence_number`` 2, 3, ...: their
+    event reads PURCHASE_APPROVED:RENEWAL, which the rules book as a REBILL.
+
+    >>> mark_renewal({"event": "PURCHASE_APPROVED", "data": {"purchase": {"recurrence_number": 3}}})
+    {'event': 'PURCHASE_APPROVED:RENEWAL', 'data': {'purchase': {'recurrence_number': 3}}}
+    >>> mark_renewal({"event": "PURCHASE_APPROVED", "data": {"purchase": {"recurrence_number": 1}}})
+    {'event': 'PURCHASE_APPROVED', 'data': {'purchase': {'recurrence_number': 1}}}
+    """
+    event, charge = payload.get("event"), get_path(payload, "data.purchase.recurrence_number")
+    if not isinstance(event, str) or not str(charge).isdecimal() or int(str(charge)) < 2:
+        return payload
+    return {**payload, "event": event + RENEWAL}
+
+
+# The purchase events, each (event type, status) for a first charge; a renewal's is a REBILL.
+PURCHASE_EVENTS = {
+    "PURCHASE_APPROVED": Status.APPROVED,
+    "PURCHASE_COMPLETE": Status.APPROVED,
+    "PURCHASE_BILLET_PRINTED": Status.PENDING,
+    "PURCHASE_DELAYED": Status.PENDING,  # overdue: Hotmart retries the charge
+    "PURCHASE_EXPIRED": Status.PENDING,  # boleto or PIX not paid in time: it may still be
+    "PURCHASE_CANCELED": Status.DECLINED,  # card refused: an approval later recovers it
+    "PURCHASE_REFUNDED": Status.REFUNDED,
+    "PURCHASE_CHARGEBACK": Status.CHARGEBACK,
+}
 
 
 PRESET = Preset(
@@ -56,20 +91,20 @@ PRESET = Preset(
         "secret": ("x-hotmart-hottok", "hottok"),
     },
     rules=(
-        Rule("SALE", Status.APPROVED, when_event="PURCHASE_APPROVED"),
-        Rule("SALE", Status.APPROVED, when_event="PURCHASE_COMPLETE"),
-        Rule("SALE", Status.PENDING, when_event="PURCHASE_BILLET_PRINTED"),
-        Rule("SALE", Status.DECLINED, when_event="PURCHASE_DELAYED"),
-        Rule("SALE", Status.DECLINED, when_event="PURCHASE_CANCELED"),
-        Rule("SALE", Status.DECLINED, when_event="PURCHASE_EXPIRED"),
+        *(Rule("SALE", status, when_event=event) for event, status in PURCHASE_EVENTS.items()),
+        *(
+            Rule("REBILL", status, when_event=event + RENEWAL)
+            for event, status in PURCHASE_EVENTS.items()
+        ),
         Rule("SALE", IGNORE, when_event="PURCHASE_PROTEST"),
-        Rule("SALE", Status.REFUNDED, when_event="PURCHASE_REFUNDED"),
-        Rule("SALE", Status.CHARGEBACK, when_event="PURCHASE_CHARGEBACK"),
+        Rule("REBILL", IGNORE, when_event="PURCHASE_PROTEST" + RENEWAL),
         Rule("LEAD", IGNORE, when_event="PURCHASE_OUT_OF_SHOPPING_CART"),
-        Rule("SALE", IGNORE),  # subscription, club and fulfilment events: logged only
+        # A cancelled subscription is no refund of what was paid: logged, never counted; so are
+        # plan switches, charge date changes, club and fulfilment events.
+        Rule("SALE", IGNORE),
     ),
     auth=AuthKind.FIELD,
-    reshape=index_commissions,
+    reshape=reshape,
     setup="Hotmart → Ferramentas → Webhook: URL …/pb/hotmart?token=WORKSPACE_TOKEN, version 2.0.0, "
     "purchase events. Copy the hottok into the merchant's secret.",
     secret_names=("hottok", "x-hotmart-hottok"),

@@ -60,7 +60,9 @@ PRESET = Preset(
         Rule("SALE", Status.REFUNDED, when_event="order_refunded"),
         Rule("SALE", Status.CHARGEBACK, when_event="chargeback"),
         Rule("REBILL", Status.APPROVED, when_event="subscription_renewed"),
-        Rule("SALE", IGNORE, when_event="subscription_late"),
+        # An overdue renewal: the charge may still be paid, and its approval then counts.
+        Rule("REBILL", Status.PENDING, when_event="subscription_late"),
+        # A cancelled subscription is no refund of what was paid: logged, never counted.
         Rule("SALE", IGNORE, when_event="subscription_canceled"),
         Rule("SALE", Status.APPROVED, when_status="paid"),
         Rule("SALE", Status.PENDING, when_status="waiting_payment"),

@@ -30,7 +30,7 @@ STATUS_CODES = {
     "8": Status.PENDING,
     "9": Status.CHARGEBACK,
     "10": Status.APPROVED,
-    "13": Status.DECLINED,
+    "13": Status.PENDING,  # expired: a boleto or PIX past its date may still be paid
     "16": Status.PENDING,
 }
 

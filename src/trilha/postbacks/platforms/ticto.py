@@ -27,8 +27,8 @@ STATUSES = {
     "pix_created": Status.PENDING,
     "bank_slip_created": Status.PENDING,
     "refused": Status.DECLINED,
-    "pix_expired": Status.DECLINED,
-    "bank_slip_delayed": Status.DECLINED,
+    "pix_expired": Status.PENDING,  # a PIX or boleto past its date may still be paid
+    "bank_slip_delayed": Status.PENDING,
     "refunded": Status.REFUNDED,
     "chargeback": Status.CHARGEBACK,
     "claimed": Status.APPROVED,
