@@ -103,6 +103,9 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
     "greenn": BuyerFields(
         masked=("client",), email=("client.email",), phone=("client.cellphone", "client.phone")
     ),
+    "kirvano": BuyerFields(
+        masked=("customer",), email=("customer.email",), phone=("customer.phone_number",)
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from trilha.postbacks.platforms import (
     generic,
     greenn,
     hotmart,
+    kirvano,
     kiwify,
     monetizze,
     perfectpay,
@@ -34,6 +35,7 @@ _PLATFORMS = (
     ticto,
     greenn,
     cakto,
+    kirvano,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
