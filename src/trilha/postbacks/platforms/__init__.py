@@ -14,6 +14,7 @@ from trilha.postbacks.platforms import (
     generic,
     greenn,
     hotmart,
+    hubla,
     kirvano,
     kiwify,
     monetizze,
@@ -36,6 +37,7 @@ _PLATFORMS = (
     greenn,
     cakto,
     kirvano,
+    hubla,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
