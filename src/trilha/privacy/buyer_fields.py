@@ -108,6 +108,9 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
         email=("event.invoice.payer.email", "event.user.email"),
         phone=("event.invoice.payer.phone", "event.user.phone"),
     ),
+    "lastlink": BuyerFields(
+        masked=("Data.Buyer",), email=("Data.Buyer.Email",), phone=("Data.Buyer.PhoneNumber",)
+    ),
     "kirvano": BuyerFields(
         masked=("customer",), email=("customer.email",), phone=("customer.phone_number",)
     ),

@@ -17,6 +17,7 @@ from trilha.postbacks.platforms import (
     hubla,
     kirvano,
     kiwify,
+    lastlink,
     monetizze,
     perfectpay,
     ticto,
@@ -38,6 +39,7 @@ _PLATFORMS = (
     cakto,
     kirvano,
     hubla,
+    lastlink,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
