@@ -111,6 +111,11 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
     "lastlink": BuyerFields(
         masked=("Data.Buyer",), email=("Data.Buyer.Email",), phone=("Data.Buyer.PhoneNumber",)
     ),
+    "payt": BuyerFields(
+        masked=("customer", "shipping.address"),
+        email=("customer.email",),
+        phone=("customer.phone",),
+    ),
     "kirvano": BuyerFields(
         masked=("customer",), email=("customer.email",), phone=("customer.phone_number",)
     ),

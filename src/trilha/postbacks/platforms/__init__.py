@@ -19,6 +19,7 @@ from trilha.postbacks.platforms import (
     kiwify,
     lastlink,
     monetizze,
+    payt,
     perfectpay,
     ticto,
 )
@@ -40,6 +41,7 @@ _PLATFORMS = (
     kirvano,
     hubla,
     lastlink,
+    payt,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
