@@ -90,19 +90,22 @@ class English:
 async def visible_texts(page: Page) -> list[str]:
     """Each text of the page, as a reader sees it: its text nodes (of elements shown) and the
     placeholders, titles, labels and options. What is shown as code (a request as it was sent,
-    a platform's own words) is the sender's, not the dashboard's: left out."""
+    a platform's own words) or marked translate="no" (a preset's field paths, such as
+    Lastlink's `Event`) is the sender's, not the dashboard's: left out."""
     texts: list[str] = await page.evaluate(
         """() => {
             const texts = [];
             const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
             for (let node = walker.nextNode(); node; node = walker.nextNode()) {
                 const parent = node.parentElement;
-                if (!parent || parent.closest('script,style,template,code,pre')) continue;
+                const skipped = 'script,style,template,code,pre,[translate=no]';
+                if (!parent || parent.closest(skipped)) continue;
                 if (!parent.checkVisibility()) continue;
                 const text = node.textContent.trim();
                 if (text) texts.push(text);
             }
             for (const e of document.querySelectorAll('[placeholder],[title],[aria-label]')) {
+                if (e.closest('[translate=no]')) continue;
                 for (const name of ['placeholder', 'title', 'aria-label']) {
                     const value = (e.getAttribute(name) || '').trim();
                     if (value) texts.push(value);

@@ -31,6 +31,10 @@ ISSUED = {
     "ticto": "tCt0Kn2aB9xYz7Qw",
     "greenn": "gr33nToken8Hk2",
     "cakto": "0f6f4d7e-5b8a-4c1d-9e2f-3a4b5c6d7e8f",
+    "kirvano": "minhaloja22",  # typed by the producer in Kirvano's panel
+    "hubla": "hb_7QmZ2pL7vN4tR8yW1Xk9eSs",
+    "lastlink": "c0a8f3e2-77b1-4d9a-bf2e-1d6c5a4e3f21",
+    "payt": "9e107d9d372bb6826bd81d3542a419d6",
 }
 
 

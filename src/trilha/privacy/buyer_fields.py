@@ -103,6 +103,22 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
     "greenn": BuyerFields(
         masked=("client",), email=("client.email",), phone=("client.cellphone", "client.phone")
     ),
+    "hubla": BuyerFields(
+        masked=("event.invoice.payer", "event.invoice.billingAddress", "event.user"),
+        email=("event.invoice.payer.email", "event.user.email"),
+        phone=("event.invoice.payer.phone", "event.user.phone"),
+    ),
+    "lastlink": BuyerFields(
+        masked=("Data.Buyer",), email=("Data.Buyer.Email",), phone=("Data.Buyer.PhoneNumber",)
+    ),
+    "payt": BuyerFields(
+        masked=("customer", "shipping.address"),
+        email=("customer.email",),
+        phone=("customer.phone",),
+    ),
+    "kirvano": BuyerFields(
+        masked=("customer",), email=("customer.email",), phone=("customer.phone_number",)
+    ),
 }
 
 

@@ -14,8 +14,12 @@ from trilha.postbacks.platforms import (
     generic,
     greenn,
     hotmart,
+    hubla,
+    kirvano,
     kiwify,
+    lastlink,
     monetizze,
+    payt,
     perfectpay,
     ticto,
 )
@@ -34,6 +38,10 @@ _PLATFORMS = (
     ticto,
     greenn,
     cakto,
+    kirvano,
+    hubla,
+    lastlink,
+    payt,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
