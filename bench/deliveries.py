@@ -110,10 +110,12 @@ def outbox(url: str, count: int, directory: Path) -> str:
 async def worker_rate(database: str, count: int, concurrency: int) -> float:
     """Deliveries/s of one worker emptying the outbox's ``count`` pending deliveries."""
     now = datetime.now(UTC)
-    settings = Settings(
+    settings = Settings(  # one destination: let it use every slot, as the floor does
         database_url=database,
         delivery_allow_private=True,
         delivery_concurrency=concurrency,
+        delivery_per_destination=concurrency,
+        delivery_per_workspace=concurrency,
         _env_file=None,
     )
     engine = make_engine(database)

@@ -111,6 +111,18 @@ class Settings(BaseSettings):
     delivery_concurrency: int = Field(
         32, ge=1, le=1000, description="Deliveries a worker sends at the same time."
     )
+    delivery_per_destination: int = Field(
+        8,
+        ge=1,
+        le=1000,
+        description="Deliveries to one destination in flight at the same time, across workers.",
+    )
+    delivery_per_workspace: int = Field(
+        16,
+        ge=1,
+        le=1000,
+        description="Deliveries of one workspace in flight at the same time, across workers.",
+    )
     delivery_timeout: float = Field(
         10.0, gt=0, le=120, description="Seconds a delivery's request may take, in all."
     )

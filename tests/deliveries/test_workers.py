@@ -20,7 +20,7 @@ from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, make_workspace
 from trilha.db.engine import make_engine
 from trilha.db.schema import deliveries, delivery_attempts
-from trilha.deliveries.claims import claim_due
+from trilha.deliveries.claims import Fairness, claim_due
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import AttemptOutcome, Kind
 from trilha.deliveries.lifecycle import record_attempt
@@ -28,6 +28,8 @@ from trilha.deliveries.send import Sent
 from trilha.deliveries.worker import DeliveryWorker
 from trilha.settings import Settings
 from trilha.workspaces import Workspace
+
+FAIR = Fairness(per_destination=4, per_workspace=8)
 
 
 @pytest.fixture
@@ -94,11 +96,18 @@ async def test_a_lease_keeps_other_workers_off_until_it_runs_out(
     t0 = datetime.now(UTC)
 
     async with db.begin() as conn:
-        [first] = await claim_due(conn, now=t0, limit=10, lease=lease)
+        [first] = await claim_due(conn, now=t0, limit=10, lease=lease, fairness=FAIR)
     async with db.begin() as conn:
-        assert await claim_due(conn, now=t0 + timedelta(seconds=29), limit=10, lease=lease) == []
+        assert (
+            await claim_due(
+                conn, now=t0 + timedelta(seconds=29), limit=10, lease=lease, fairness=FAIR
+            )
+            == []
+        )
     async with db.begin() as conn:
-        [again] = await claim_due(conn, now=t0 + timedelta(seconds=31), limit=10, lease=lease)
+        [again] = await claim_due(
+            conn, now=t0 + timedelta(seconds=31), limit=10, lease=lease, fairness=FAIR
+        )
     assert again.delivery_id == first.delivery_id
 
     # The first worker comes back late: its attempt is logged but changes nothing it no
@@ -145,7 +154,9 @@ async def test_a_killed_worker_leaves_its_delivery_to_the_next_after_the_lease(
     assert delivery["lease_until"] is not None
     later = delivery["lease_until"] + timedelta(seconds=1)
     async with db.begin() as conn:
-        [job] = await claim_due(conn, now=later, limit=10, lease=timedelta(seconds=30))
+        [job] = await claim_due(
+            conn, now=later, limit=10, lease=timedelta(seconds=30), fairness=FAIR
+        )
     assert job.delivery_id == delivery["id"]
 
 

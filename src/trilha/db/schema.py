@@ -616,6 +616,11 @@ destinations = Table(
     Column("consecutive_failures", Integer, nullable=False, server_default="0"),
     # First temporary failure (timeout, 5xx) since the last success; None after a success.
     Column("failing_since", Timestamp),
+    # Requests in a row that got no answer at all (timeouts, refused connections); any answer
+    # resets it. Past trilha.deliveries.lifecycle.UNANSWERED_LIMIT its deliveries wait out
+    # ``paused_until`` (a circuit breaker), so a hanging host holds no one else's slots.
+    Column("unanswered", Integer, nullable=False, server_default="0"),
+    Column("paused_until", Timestamp),
     Column("created_at", Timestamp, nullable=False),
     Column("updated_at", Timestamp, nullable=False),
     CheckConstraint(

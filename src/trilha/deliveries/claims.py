@@ -4,16 +4,35 @@ A claim is one conditional UPDATE that sets a lease on due, unleased deliveries 
 destinations and returns their ids: on SQLite the statement holds the write lock, on PostgreSQL
 ``FOR UPDATE SKIP LOCKED`` lets workers claim side by side without waiting on each other. Either
 way no delivery is claimed by two workers while its lease runs.
+
+Claims are fair: a destination has at most ``Fairness.per_destination`` deliveries in flight
+(one while its last request went unanswered, and after a pause: trilha.deliveries.lifecycle),
+a workspace at most
+``Fairness.per_workspace``, counted across workers by their leases; and each destination's
+oldest due delivery comes before any destination's second. A host that hangs holds a few slots
+and then waits out its pause, never everyone's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Row, Table, and_, literal_column, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Row,
+    Table,
+    and_,
+    case,
+    func,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions.status import Status
@@ -33,12 +52,89 @@ from trilha.links import Link
 from trilha.money import from_minor
 
 
+@dataclass(frozen=True, slots=True)
+class Fairness:
+    """How many deliveries may be in flight at once to one destination, and for one workspace."""
+
+    per_destination: int
+    per_workspace: int
+
+
 def _due(now: datetime) -> Any:
     return and_(
         deliveries.c.state == literal_column("'pending'"),
         deliveries.c.next_attempt_at <= now,
         or_(deliveries.c.lease_until.is_(None), deliveries.c.lease_until <= now),
         destinations.c.status == literal_column("'active'"),
+        or_(destinations.c.paused_until.is_(None), destinations.c.paused_until <= now),
+    )
+
+
+def _in_flight(now: datetime, by: Any) -> Any:
+    """Leased deliveries per ``by`` (destination or workspace), whichever worker holds them."""
+    return (
+        select(by.label("key"), func.count().label("n"))
+        .where(
+            deliveries.c.state == literal_column("'pending'"),
+            deliveries.c.lease_until > now,
+        )
+        .group_by(by)
+        .subquery()
+    )
+
+
+def _fair_ids(now: datetime, limit: int, fairness: Fairness) -> Any:
+    """The ids to claim: due ones each destination and workspace has room for, the oldest of
+    every destination first."""
+    by_destination = _in_flight(now, deliveries.c.destination_id)
+    by_workspace = _in_flight(now, deliveries.c.workspace_id)
+    room = case(
+        # A request went unanswered: one at a time until an answer comes (and after a pause).
+        (destinations.c.unanswered > 0, 1),
+        else_=fairness.per_destination,
+    ) - func.coalesce(by_destination.c.n, 0)
+    ranked = (
+        select(
+            deliveries.c.id,
+            deliveries.c.workspace_id,
+            deliveries.c.next_attempt_at,
+            func.row_number()
+            .over(
+                partition_by=deliveries.c.destination_id,
+                order_by=(deliveries.c.next_attempt_at, deliveries.c.id),
+            )
+            .label("turn"),
+            room.label("room"),
+        )
+        .join(destinations, destinations.c.id == deliveries.c.destination_id)
+        .outerjoin(by_destination, by_destination.c.key == deliveries.c.destination_id)
+        .where(_due(now))
+        .subquery("ranked")
+    )
+    fitting = (
+        select(
+            ranked.c.id,
+            ranked.c.workspace_id,
+            ranked.c.turn,
+            ranked.c.next_attempt_at,
+            func.row_number()
+            .over(
+                partition_by=ranked.c.workspace_id,
+                order_by=(ranked.c.turn, ranked.c.next_attempt_at, ranked.c.id),
+            )
+            .label("workspace_turn"),
+        )
+        .where(ranked.c.turn <= ranked.c.room)
+        .subquery("fitting")
+    )
+    return (
+        select(fitting.c.id)
+        .outerjoin(by_workspace, by_workspace.c.key == fitting.c.workspace_id)
+        .where(
+            fitting.c.workspace_turn <= fairness.per_workspace - func.coalesce(by_workspace.c.n, 0)
+        )
+        .order_by(fitting.c.turn, fitting.c.next_attempt_at, fitting.c.id)
+        .limit(limit)
     )
 
 
@@ -54,22 +150,25 @@ async def any_due(conn: AsyncConnection, *, now: datetime) -> bool:
 
 
 async def claim_due(
-    conn: AsyncConnection, *, now: datetime, limit: int, lease: timedelta
+    conn: AsyncConnection, *, now: datetime, limit: int, lease: timedelta, fairness: Fairness
 ) -> list[Job]:
-    """Lease up to ``limit`` due deliveries, oldest due first, and load them."""
-    due = (
-        select(deliveries.c.id)
-        .join(destinations, destinations.c.id == deliveries.c.destination_id)
-        .where(_due(now))
-        .order_by(deliveries.c.next_attempt_at)
-        .limit(limit)
-    )
-    if conn.dialect.name == "postgresql":
-        due = due.with_for_update(of=deliveries, skip_locked=True)
+    """Lease up to ``limit`` due deliveries, fairly (see the module), and load them."""
+    chosen = _fair_ids(now, limit, fairness).scalar_subquery()
+    if conn.dialect.name == "postgresql":  # lock what is chosen, skipping another worker's
+        chosen = (
+            select(deliveries.c.id)
+            .where(
+                deliveries.c.id.in_(chosen),
+                deliveries.c.state == literal_column("'pending'"),
+                or_(deliveries.c.lease_until.is_(None), deliveries.c.lease_until <= now),
+            )
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
     lease_until = now + lease
     claimed = await conn.execute(
         update(deliveries)
-        .where(deliveries.c.id.in_(due.scalar_subquery()))
+        .where(deliveries.c.id.in_(chosen))
         .values(lease_until=lease_until)
         .returning(deliveries.c.id)
     )

@@ -69,6 +69,7 @@ class Destination:
     created_at: datetime
     updated_at: datetime
     currency: str | None = None  # values sent in it; None: each conversion's own
+    paused_until: datetime | None = None  # its requests went unanswered: waiting until then
 
     @property
     def masked_secret(self) -> str | None:
@@ -116,6 +117,7 @@ def destination_of(row: Row[Any]) -> Destination:
         created_at=row.created_at,
         updated_at=row.updated_at,
         currency=row.currency,
+        paused_until=row.paused_until,
     )
 
 
@@ -328,5 +330,7 @@ def _reverify(now: datetime) -> dict[str, Any]:
         "status_reason": "",
         "consecutive_failures": 0,
         "failing_since": None,
+        "unanswered": 0,
+        "paused_until": None,
         "updated_at": now,
     }

@@ -3,6 +3,11 @@
 A success resets the destination's count of rejections; ``REJECTIONS_LIMIT`` rejections in a
 row (3xx, 4xx other than 408/429, refused addresses) switch it off, as does failing only
 temporarily (timeouts, 5xx) for ``TEMPORARY_LIMIT``. Either way the workspace gets a notice.
+
+A circuit breaker: ``UNANSWERED_LIMIT`` requests in a row that get no answer at all (timeouts,
+refused connections) pause the destination, 30 s and doubling up to ``LONGEST_PAUSE``; its
+deliveries wait. From the first unanswered request until an answer comes, a destination gets
+one request at a time (trilha.deliveries.claims). Any answer ends the pause.
 """
 
 from __future__ import annotations
@@ -22,6 +27,20 @@ from trilha.ids import new_id
 
 REJECTIONS_LIMIT: Final = 10
 TEMPORARY_LIMIT: Final = timedelta(days=3)
+UNANSWERED_LIMIT: Final = 3
+FIRST_PAUSE: Final = timedelta(seconds=30)
+LONGEST_PAUSE: Final = timedelta(minutes=10)
+
+
+def pause_after(unanswered: int) -> timedelta | None:
+    """How long a destination waits after ``unanswered`` requests in a row got no answer.
+
+    >>> [str(pause_after(n)) for n in (2, 3, 4, 7, 20)]
+    ['None', '0:00:30', '0:01:00', '0:08:00', '0:10:00']
+    """
+    if unanswered < UNANSWERED_LIMIT:
+        return None
+    return min(FIRST_PAUSE * (1 << min(unanswered - UNANSWERED_LIMIT, 10)), LONGEST_PAUSE)
 
 
 async def record_attempt(
@@ -82,6 +101,12 @@ async def apply_to_destination(
     conn: AsyncConnection, destination_id: str, sent: Sent, *, now: datetime
 ) -> None:
     row = destinations.c
+    if sent.status_code is not None:  # an answer, whatever it says: the host is there
+        await conn.execute(
+            update(destinations)
+            .where(row.id == destination_id, row.unanswered != 0)
+            .values(unanswered=0, paused_until=None)
+        )
     if sent.outcome is AttemptOutcome.SUCCESS:
         await conn.execute(
             update(destinations)
@@ -102,6 +127,8 @@ async def apply_to_destination(
             reason = f"{count} rejections in a row; the last: {_summary(sent)}"
             await switch_off(conn, destination_id, reason, now=now)
     elif sent.outcome is AttemptOutcome.TEMPORARY:
+        if sent.status_code is None:
+            await _unanswered(conn, destination_id, now=now)
         await conn.execute(
             update(destinations)
             .where(row.id == destination_id, row.failing_since.is_(None))
@@ -111,6 +138,21 @@ async def apply_to_destination(
         if since is not None and now - since >= TEMPORARY_LIMIT:
             reason = f"only timeouts and server errors since {since:%Y-%m-%d %H:%M} UTC"
             await switch_off(conn, destination_id, reason, now=now)
+
+
+async def _unanswered(conn: AsyncConnection, destination_id: str, *, now: datetime) -> None:
+    row = destinations.c
+    count = await conn.scalar(
+        update(destinations)
+        .where(row.id == destination_id)
+        .values(unanswered=row.unanswered + 1)
+        .returning(row.unanswered)
+    )
+    pause = pause_after(count or 0)
+    if pause is not None:
+        await conn.execute(
+            update(destinations).where(row.id == destination_id).values(paused_until=now + pause)
+        )
 
 
 async def switch_off(

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from trilha.db.engine import reading
 from trilha.deliveries import tiktok
 from trilha.deliveries.build import Endpoints, build_request
-from trilha.deliveries.claims import any_due, claim_due
+from trilha.deliveries.claims import Fairness, any_due, claim_due
 from trilha.deliveries.google_ads import (
     access_token_of,
     refusal_of,
@@ -49,6 +49,9 @@ class DeliveryWorker:
         self.endpoints = Endpoints.from_settings(settings)
         self._mailer = Mailer.from_settings(settings)
         self._lease = timedelta(seconds=settings.delivery_lease_seconds)
+        self._fairness = Fairness(
+            settings.delivery_per_destination, settings.delivery_per_workspace
+        )
         # Its own generator: jitter must not move the random module's shared state.
         self._jitter = random.Random()  # noqa: S311 (spreads retries; no secret)
         self._wakeup = asyncio.Event()
@@ -131,7 +134,9 @@ class DeliveryWorker:
                     await record_attempt(conn, job, sent, now=at, spread=spread)
                 if limit <= 0:
                     return []
-                return await claim_due(conn, now=now, limit=limit, lease=self._lease)
+                return await claim_due(
+                    conn, now=now, limit=limit, lease=self._lease, fairness=self._fairness
+                )
         except (SQLAlchemyError, OSError) as exc:
             log.warning(
                 "deliveries: %d attempts not recorded: %s", len(finished), type(exc).__name__

@@ -89,6 +89,10 @@ class DestinationOut(Answer):
     status: DestinationStatus
     status_reason: str = Field(description="Why it is inactive, when it is.")
     consecutive_failures: int
+    paused_until: UtcDatetime | None = Field(
+        description="Set when its requests went unanswered several times in a row: its "
+        "deliveries wait until then, and one is tried before the others follow."
+    )
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
@@ -111,6 +115,7 @@ class DestinationOut(Answer):
             status=destination.status,
             status_reason=destination.status_reason,
             consecutive_failures=destination.consecutive_failures,
+            paused_until=destination.paused_until,
             created_at=destination.created_at,
             updated_at=destination.updated_at,
         )
