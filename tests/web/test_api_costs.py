@@ -226,7 +226,7 @@ async def test_a_csv_import_reports_every_bad_line_and_stores_nothing_then_all_o
     )
 
     assert refused.status_code == 422
-    assert set(refused.json()["errors"]) == {"line 3", "line 4", "line 5"}
+    assert set(refused.json()["errors"]) == {"line 3, day", "line 4, cost", "line 5, source"}
     assert await fetch_all(db, cost_days) == []
 
     good = '\ufeffday,cost,impressions,source\n2026-11-01,"1.234,56",,\n02/11/2026,,3000,Meta\n'
@@ -246,3 +246,29 @@ async def test_a_csv_import_reports_every_bad_line_and_stores_nothing_then_all_o
         ("2026-11-01", 1_234_560000, ""),
         ("2026-11-02", None, source.id),
     ]
+
+
+async def test_an_import_refused_for_an_ambiguous_amount_leaves_what_was_stored(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    url = costs_url(campaign, workspace)
+    entered = await client.put(
+        f"{url}/days/2026-11-01", json={"cost": "50,00"}, headers=owner.headers
+    )
+    assert entered.status_code == 200, entered.text
+    stored = await fetch_all(db, cost_days, campaign_id=campaign.id)
+
+    refused = await client.post(
+        f"{url}/days/import",
+        files={"file": ("custos.csv", b"Dia;Custo\n01/11/2026;10\n02/11/2026;1.234\n")},
+        headers=owner.headers,
+    )
+
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {
+        "line 3, Custo": "'1.234' is ambiguous: write 1234 if it is 1234, "
+        "or 1.2340 if the '.' marks decimals"
+    }
+    assert await fetch_all(db, cost_days, campaign_id=campaign.id) == stored

@@ -157,8 +157,10 @@ async def cost_file(
     "/days/import",
     summary="Import costs and impressions per day from CSV: all lines or none",
     description="Multipart form with `file`: a header line `day;cost;impressions;source` "
-    "(`,` works too; cost or impressions may be left out, source is optional), then a line "
-    "per day. Every bad line is reported at once, by line number, and then nothing is stored.",
+    "(or `dia;custo;impressões;fonte`; `,` works too; cost or impressions may be left out, "
+    "source is optional), then a line per day. Every bad line is reported at once, by line "
+    "number and column, and then nothing is stored. An amount such as `1.234` is read as the "
+    "file's other numbers say, or refused: see docs/costs.md.",
 )
 @body_limit(MAX_BYTES + 64 * 1024)
 async def import_cost_days(
