@@ -3,11 +3,13 @@ and what they add to reports, through real HTTP."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import asyncio
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_source
@@ -15,7 +17,8 @@ from tests.reports.test_api_reports import visit
 from tests.web.callers import Caller, make_owner
 from tests.web.sales import click, postback
 from trilha.campaigns import Campaign
-from trilha.db.schema import cost_days, cost_models
+from trilha.db.engine import reading
+from trilha.db.schema import clicks, cost_days, cost_models
 from trilha.workspaces import Workspace
 
 
@@ -272,3 +275,40 @@ async def test_an_import_refused_for_an_ambiguous_amount_leaves_what_was_stored(
         "or 1.2340 if the '.' marks decimals"
     }
     assert await fetch_all(db, cost_days, campaign_id=campaign.id) == stored
+
+
+async def stored_days(db: AsyncEngine, campaign: Campaign) -> int:
+    """How many days of the campaign are stored, read without waiting for the write lock."""
+    query = (
+        select(func.count()).select_from(cost_days).where(cost_days.c.campaign_id == campaign.id)
+    )
+    async with reading(db).connect() as conn:
+        return int((await conn.execute(query)).scalar_one())
+
+
+async def test_a_click_is_answered_and_stored_while_a_large_import_is_being_stored(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    lines = 5000
+    days = [date(2010, 1, 1) + timedelta(days=n) for n in range(lines)]
+    data = "day;cost\n" + "".join(f"{day.isoformat()};12,50\n" for day in days)
+    importing = asyncio.create_task(
+        client.post(
+            f"{costs_url(campaign, workspace)}/days/import",
+            files={"file": ("costs.csv", data.encode())},
+            headers=owner.headers,
+        )
+    )
+    while not importing.done() and await stored_days(db, campaign) == 0:
+        await asyncio.sleep(0.001)
+
+    _, click_id = await click(client, db, workspace, campaign)
+    stored_when_clicked = await stored_days(db, campaign)
+
+    assert 0 < stored_when_clicked < lines  # the click came between the import's chunks
+    assert await fetch_all(db, clicks, id=click_id) != []
+    imported = await importing
+    assert imported.status_code == 200, imported.text
+    assert await stored_days(db, campaign) == lines
