@@ -9,7 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_source
@@ -312,3 +312,53 @@ async def test_a_click_is_answered_and_stored_while_a_large_import_is_being_stor
     imported = await importing
     assert imported.status_code == 200, imported.text
     assert await stored_days(db, campaign) == lines
+
+
+# A trigger of the database's own refuses one day: a failure only the database can cause, as a
+# checked file's lines are otherwise all storable.
+REFUSE_A_DAY = {
+    "sqlite": [
+        "CREATE TRIGGER refuse_a_day BEFORE INSERT ON cost_days WHEN NEW.day = '2010-09-01' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    ],
+    "postgresql": [
+        "CREATE FUNCTION refuse_a_day() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.day = DATE '2010-09-01' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER refuse_a_day BEFORE INSERT ON cost_days FOR EACH ROW "
+        "EXECUTE FUNCTION refuse_a_day()",
+    ],
+}
+
+
+async def test_an_import_stopped_by_the_database_says_how_much_was_stored_and_can_be_redone(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    days = [date(2010, 1, 1) + timedelta(days=n) for n in range(1000)]  # 2010-09-01 is 243rd
+    data = "day;cost\n" + "".join(f"{day.isoformat()};12,50\n" for day in days)
+    url = f"{costs_url(campaign, workspace)}/days/import"
+    async with db.begin() as conn:
+        for statement in REFUSE_A_DAY[db.dialect.name]:
+            await conn.execute(text(statement))
+
+    stopped = await client.post(
+        url, files={"file": ("costs.csv", data.encode())}, headers=owner.headers
+    )
+
+    assert stopped.status_code == 503
+    assert "the import stopped after 200 of 1000 lines were stored" in stopped.text
+    assert await stored_days(db, campaign) == 200
+    async with db.begin() as conn:
+        await conn.execute(
+            text(
+                "DROP TRIGGER refuse_a_day ON cost_days"
+                if db.dialect.name == "postgresql"
+                else "DROP TRIGGER refuse_a_day"
+            )
+        )
+    again = await client.post(
+        url, files={"file": ("costs.csv", data.encode())}, headers=owner.headers
+    )
+    assert again.status_code == 200, again.text
+    assert await stored_days(db, campaign) == 1000
