@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Annotated
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Query, Request, Response, UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from trilha.campaigns import get_campaign, source_keys
@@ -162,6 +162,7 @@ async def cost_file(
     "source is optional), then a line per day. Every bad line is reported at once, by line "
     "number and column, and then nothing is stored. An amount such as `1.234` is read as the "
     "file's other numbers say, or refused: see docs/costs.md.",
+    response_model=CostDaysOut,
 )
 @body_limit(MAX_BYTES + 64 * 1024)
 async def import_cost_days(
@@ -171,7 +172,7 @@ async def import_cost_days(
     membership: InWorkspace,
     conn: Db,
     request: Request,
-) -> CostDaysOut:
+) -> Response:
     membership.require(Role.MEMBER)
     workspace = membership.workspace
     sources = await source_keys(conn, workspace)
@@ -188,7 +189,13 @@ async def import_cost_days(
         currency=workspace.currency,
         now=datetime.now(UTC),
     )
-    return CostDaysOut(days=[CostDayOut.of(s) for s in sorted(stored, key=_newest_first)])
+    # In a thread too: checking and writing 5000 days' answer on the event loop held clicks.
+    return Response(await run_in_threadpool(_answer, stored), media_type="application/json")
+
+
+def _answer(stored: list[days.CostDay]) -> bytes:
+    newest_first = sorted(stored, key=_newest_first)
+    return CostDaysOut(days=[CostDayOut.of(s) for s in newest_first]).model_dump_json().encode()
 
 
 def _newest_first(stored: days.CostDay) -> tuple[int, str]:
