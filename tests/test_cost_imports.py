@@ -103,6 +103,15 @@ def test_a_dot_before_three_digits_reads_as_the_files_other_numbers_say() -> Non
     assert costs(grouped_count) == [1234_000000]
 
 
+def test_a_cost_may_be_written_with_the_currency_symbol() -> None:
+    data = "dia;custo\n2026-11-01;R$ 1.234\n2026-11-02;R$ 12,50\n"
+
+    entries = read_cost_csv(data.encode(), currency="BRL", sources=SOURCES)
+
+    assert [e.cost for e in entries] == [1234_000000, 12_500000]
+    assert set(errors_of(b"day;cost\n2026-11-01;R$ 1.234\n")) == {"line 2, cost"}
+
+
 def test_an_ambiguous_amount_is_refused_naming_its_line_and_column() -> None:
     unsettled = "dia;custo\n2026-11-01;1.234\n2026-11-02;310\n"
     disagreeing = "day;cost\n2026-11-01;1.234\n2026-11-02;12,50\n2026-11-03;12.50\n"

@@ -16,20 +16,28 @@ from typing import Literal
 
 DecimalMark = Literal[".", ","]
 
-_ASCII_NUMBER = re.compile(r"-?[0-9.,]+")
 _GROUPED = re.compile(r"[0-9]{1,3}([.,])[0-9]{3}(?:\1[0-9]{3})*")
 _AMBIGUOUS = re.compile(r"[1-9][0-9]{0,2}([.,])[0-9]{3}")
 
 
 def check_ascii(text: str) -> str:
-    """The text, if it is written with the digits 0 to 9 (and ``-``, ``.``, ``,``) only.
+    """The text, if every digit in it is one of 0 to 9 (``int`` and ``Decimal`` take others).
 
     >>> check_ascii("1.234,56")
     '1.234,56'
     """
-    if not _ASCII_NUMBER.fullmatch(text):
+    if any(c.isdigit() and not c.isascii() for c in text):
         raise ValueError(f"{text[:20]!r} is not a number written with the digits 0 to 9")
     return text
+
+
+def bare_cost(text: str) -> str:
+    """A cost without the ``R$`` and spaces that ``parse_amount`` also leaves out.
+
+    >>> bare_cost("R$ 1 234,56")
+    '1234,56'
+    """
+    return check_ascii(text).removeprefix("R$").strip().replace(" ", "")
 
 
 def cost_mark(text: str) -> DecimalMark | None:

@@ -20,6 +20,7 @@ from typing import TypeVar
 from trilha.costs.days import CostEntry
 from trilha.costs.figures import (
     DecimalMark,
+    bare_cost,
     check_ascii,
     cost_mark,
     impressions_mark,
@@ -129,9 +130,16 @@ def _cells(header: Sequence[tuple[str, str]], row: Sequence[str]) -> dict[str, t
 
 
 def _decimal_mark(lines: Sequence[Mapping[str, tuple[str, str]]]) -> DecimalMark | None:
-    costs = (cost_mark(cells["cost"][1]) for cells in lines if "cost" in cells)
+    costs = (_cost_mark(cells["cost"][1]) for cells in lines if "cost" in cells)
     counts = (impressions_mark(c["impressions"][1]) for c in lines if "impressions" in c)
     return settled_mark([*costs, *counts])
+
+
+def _cost_mark(text: str) -> DecimalMark | None:
+    try:
+        return cost_mark(bare_cost(text))
+    except ValueError:  # refused on its own line
+        return None
 
 
 def _entry(
@@ -152,9 +160,7 @@ def _entry(
     return CostEntry(
         day=day,
         source_id=sources[source_text] if source_text else None,
-        cost=_figure(
-            cells, "cost", lambda t: parse_cost(plain_cost(check_ascii(t), mark), currency)
-        ),
+        cost=_figure(cells, "cost", lambda t: parse_cost(plain_cost(bare_cost(t), mark), currency)),
         impressions=_figure(cells, "impressions", lambda t: whole_number(check_ascii(t))),
     ).check()
 
