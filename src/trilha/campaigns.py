@@ -124,6 +124,14 @@ async def list_sources(conn: AsyncConnection, workspace: Workspace) -> list[Traf
     return [_source(row) for row in rows]
 
 
+async def source_keys(conn: AsyncConnection, workspace: Workspace) -> dict[str, str]:
+    """Each traffic source's id, by its name and by its id: how a file may name a source."""
+    keys: dict[str, str] = {}
+    for source in await list_sources(conn, workspace):
+        keys[source.name] = keys[source.id] = source.id
+    return keys
+
+
 async def get_source(conn: AsyncConnection, workspace: Workspace, source_id: str) -> TrafficSource:
     row = (
         await conn.execute(

@@ -3,11 +3,13 @@ and what they add to reports, through real HTTP."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import asyncio
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_campaign, make_source
@@ -15,7 +17,8 @@ from tests.reports.test_api_reports import visit
 from tests.web.callers import Caller, make_owner
 from tests.web.sales import click, postback
 from trilha.campaigns import Campaign
-from trilha.db.schema import cost_days, cost_models
+from trilha.db.engine import reading
+from trilha.db.schema import clicks, cost_days, cost_models
 from trilha.workspaces import Workspace
 
 
@@ -226,7 +229,7 @@ async def test_a_csv_import_reports_every_bad_line_and_stores_nothing_then_all_o
     )
 
     assert refused.status_code == 422
-    assert set(refused.json()["errors"]) == {"line 3", "line 4", "line 5"}
+    assert set(refused.json()["errors"]) == {"line 3, day", "line 4, cost", "line 5, source"}
     assert await fetch_all(db, cost_days) == []
 
     good = '\ufeffday,cost,impressions,source\n2026-11-01,"1.234,56",,\n02/11/2026,,3000,Meta\n'
@@ -246,3 +249,116 @@ async def test_a_csv_import_reports_every_bad_line_and_stores_nothing_then_all_o
         ("2026-11-01", 1_234_560000, ""),
         ("2026-11-02", None, source.id),
     ]
+
+
+async def test_an_import_refused_for_an_ambiguous_amount_leaves_what_was_stored(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    url = costs_url(campaign, workspace)
+    entered = await client.put(
+        f"{url}/days/2026-11-01", json={"cost": "50,00"}, headers=owner.headers
+    )
+    assert entered.status_code == 200, entered.text
+    stored = await fetch_all(db, cost_days, campaign_id=campaign.id)
+
+    refused = await client.post(
+        f"{url}/days/import",
+        files={"file": ("custos.csv", b"Dia;Custo\n01/11/2026;10\n02/11/2026;1.234\n")},
+        headers=owner.headers,
+    )
+
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {
+        "line 3, Custo": "'1.234' is ambiguous: write 1234 if it is 1234, "
+        "or 1.2340 if the '.' marks decimals"
+    }
+    assert await fetch_all(db, cost_days, campaign_id=campaign.id) == stored
+
+
+async def stored_days(db: AsyncEngine, campaign: Campaign) -> int:
+    """How many days of the campaign are stored, read without waiting for the write lock."""
+    query = (
+        select(func.count()).select_from(cost_days).where(cost_days.c.campaign_id == campaign.id)
+    )
+    async with reading(db).connect() as conn:
+        return int((await conn.execute(query)).scalar_one())
+
+
+async def test_a_click_is_answered_and_stored_while_a_large_import_is_being_stored(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    lines = 5000
+    days = [date(2010, 1, 1) + timedelta(days=n) for n in range(lines)]
+    data = "day;cost\n" + "".join(f"{day.isoformat()};12,50\n" for day in days)
+    importing = asyncio.create_task(
+        client.post(
+            f"{costs_url(campaign, workspace)}/days/import",
+            files={"file": ("costs.csv", data.encode())},
+            headers=owner.headers,
+        )
+    )
+    while not importing.done() and await stored_days(db, campaign) == 0:
+        await asyncio.sleep(0.001)
+
+    _, click_id = await click(client, db, workspace, campaign)
+    stored_when_clicked = await stored_days(db, campaign)
+
+    assert 0 < stored_when_clicked < lines  # the click came between the import's chunks
+    assert await fetch_all(db, clicks, id=click_id) != []
+    imported = await importing
+    assert imported.status_code == 200, imported.text
+    assert await stored_days(db, campaign) == lines
+
+
+# A trigger of the database's own refuses one day: a failure only the database can cause, as a
+# checked file's lines are otherwise all storable.
+REFUSE_A_DAY = {
+    "sqlite": [
+        "CREATE TRIGGER refuse_a_day BEFORE INSERT ON cost_days WHEN NEW.day = '2010-09-01' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    ],
+    "postgresql": [
+        "CREATE FUNCTION refuse_a_day() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.day = DATE '2010-09-01' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER refuse_a_day BEFORE INSERT ON cost_days FOR EACH ROW "
+        "EXECUTE FUNCTION refuse_a_day()",
+    ],
+}
+
+
+async def test_an_import_stopped_by_the_database_says_how_much_was_stored_and_can_be_redone(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    days = [date(2010, 1, 1) + timedelta(days=n) for n in range(1000)]  # 2010-09-01 is 243rd
+    data = "day;cost\n" + "".join(f"{day.isoformat()};12,50\n" for day in days)
+    url = f"{costs_url(campaign, workspace)}/days/import"
+    async with db.begin() as conn:
+        for statement in REFUSE_A_DAY[db.dialect.name]:
+            await conn.execute(text(statement))
+
+    stopped = await client.post(
+        url, files={"file": ("costs.csv", data.encode())}, headers=owner.headers
+    )
+
+    assert stopped.status_code == 503
+    assert "the import stopped after 200 of 1000 lines were stored" in stopped.text
+    assert await stored_days(db, campaign) == 200
+    async with db.begin() as conn:
+        await conn.execute(
+            text(
+                "DROP TRIGGER refuse_a_day ON cost_days"
+                if db.dialect.name == "postgresql"
+                else "DROP TRIGGER refuse_a_day"
+            )
+        )
+    again = await client.post(
+        url, files={"file": ("costs.csv", data.encode())}, headers=owner.headers
+    )
+    assert again.status_code == 200, again.text
+    assert await stored_days(db, campaign) == 1000
