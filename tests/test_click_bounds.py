@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.apps import running_client
 from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.logcapture import trilha_lines
 from tests.refusals import refuse_inserts
 from trilha.clicks import CUT_NOTE, MAX_VALUE_LENGTH
 from trilha.db.bounds import max_lengths
@@ -107,7 +108,7 @@ async def test_a_click_the_database_refuses_costs_only_itself(
     subs.insert(7, "poison")
     subs.insert(21, "poison")
 
-    with caplog.at_level(logging.WARNING):
+    with trilha_lines(caplog, logging.WARNING):
         answers = await asyncio.gather(
             *(_visit(client, f"/r/lp?sub1={sub}", IPHONE) for sub in subs)
         )

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from tests.logcapture import trilha_lines
 from trilha.logs import configure_logging
 from trilha.settings import Settings
 
@@ -31,3 +32,18 @@ def test_it_writes_plain_lines_for_a_terminal(capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert "hidden" not in err
     assert "ERROR trilha: shown" in err
+
+
+def test_tests_read_trilhas_own_lines_though_its_logger_does_not_propagate(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    configure_logging(Settings(log_format="console", log_level="warning", _env_file=None))
+
+    logging.getLogger("trilha.x").debug("unseen by caplog alone")
+    with trilha_lines(caplog):
+        logging.getLogger("trilha.clicks").debug("batch of %d not stored", 3)
+
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        ("trilha.clicks", "batch of 3 not stored")
+    ]
+    assert logging.getLogger("trilha").propagate is False

@@ -1,5 +1,5 @@
 """Destinations in the browser: a Keitaro postback from its template, tested, receiving a real
-sale within a second and then its refund; a destination that keeps answering 404 switches itself
+sale and then its refund; a destination that keeps answering 404 switches itself
 off with the reason and a notice."""
 
 from __future__ import annotations
@@ -72,12 +72,11 @@ async def last_click(db: AsyncEngine, campaign_id: str) -> str:
     return str(max(rows, key=lambda r: r["created_at"])["id"])
 
 
-async def arrived(receiver: Receiver, path: str, count: int) -> float:
+async def arrived(receiver: Receiver, path: str, count: int) -> None:
     started = time.monotonic()
     while len(receiver.at(path)) < count:
         assert time.monotonic() - started < 5, receiver.requests
         await asyncio.sleep(0.02)
-    return time.monotonic() - started
 
 
 async def test_a_keitaro_postback_gets_the_sale_and_its_refund(
@@ -119,7 +118,7 @@ async def test_a_keitaro_postback_gets_the_sale_and_its_refund(
         await client.get(f"{live_server}/r/{campaign.slug}?sub1=kt-777")
     click_id = await last_click(db, campaign.id)
     await sale(live_server, workspace.postback_token, click_id)
-    assert await arrived(receiver, "/ok", 2) < 1.0
+    await arrived(receiver, "/ok", 2)  # how soon: bench/deliveries.py measures it
     await sale(live_server, workspace.postback_token, click_id, status="refunded")
     await arrived(receiver, "/ok", 3)
     sent = [(r.query["subid"][0], r.query["status"][0]) for r in receiver.at("/ok")[1:]]

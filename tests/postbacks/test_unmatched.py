@@ -18,6 +18,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_all, make_workspace
+from tests.logcapture import trilha_lines
 from trilha.app import TrilhaApp
 from trilha.db.schema import postback_log, unmatched_postbacks, unmatched_samples
 from trilha.maintenance import report_unmatched
@@ -173,7 +174,7 @@ async def test_the_maintenance_loop_trims_old_counts_and_logs_the_last_hour(
                 last_at=datetime.now(UTC),
             )
         )
-    with caplog.at_level(logging.INFO, logger="trilha.maintenance"):
+    with trilha_lines(caplog, logging.INFO):
         async with db.begin() as conn:
             await report_unmatched(conn, retention=timedelta(hours=72))
 
