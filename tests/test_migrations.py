@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from pathlib import Path
 
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -61,11 +60,14 @@ def test_migrating_twice_changes_nothing(database_url: str) -> None:
     assert schema_differences(database_url) == []
 
 
-def test_workspaces_from_before_event_types_get_the_built_in_ones(tmp_path: Path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
-    migrate(url, "0001")
-    engine = create_engine(sync_url(url))
+def test_workspaces_from_before_event_types_get_the_built_in_ones(database_url: str) -> None:
+    url = database_url
+    config = alembic_config(url)
+    engine = create_engine(config.attributes["url"])
     try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0001")
         with engine.begin() as conn:
             conn.execute(
                 text(

@@ -34,6 +34,9 @@ UPTIME = (0.1, 2.5)
 # After the last restart: time to settle, then rounds of resending unacknowledged postbacks.
 SETTLE = 1.0
 RESEND_ROUNDS = 5
+# Of the requests the server answered at all (the others met it down), the share it must have
+# acknowledged: a server that answers 5xx to most passes nothing by losing nothing.
+ACKNOWLEDGED_SHARE = 0.95
 TIMEOUT = httpx.Timeout(10.0)
 PAUSE = 0.05
 
@@ -43,10 +46,13 @@ class Report:
     seed: int
     kills: int
     clicks_sent: int
+    click_answers: int  # requests that got any HTTP answer (the rest met a server down)
     clicks_acknowledged: int
     clicks_stored: int  # of those acknowledged
     clicks_in_database: int
     postbacks_sent: int  # requests, resends included
+    postback_answers: int  # requests that got any HTTP answer
+    postbacks_answered_2xx: int
     txids_sent: int
     postbacks_acknowledged: int  # txids
     postbacks_stored: int  # acknowledged txids with exactly one conversion on their click
@@ -56,9 +62,21 @@ class Report:
     seconds: float
 
     @property
+    def clicks_acknowledged_share(self) -> float:
+        """Of the clicks the server answered, the share it answered with its 302."""
+        return self.clicks_acknowledged / self.click_answers if self.click_answers else 0.0
+
+    @property
+    def postbacks_acknowledged_share(self) -> float:
+        """Of the postbacks the server answered, the share it answered 2xx."""
+        return self.postbacks_answered_2xx / self.postback_answers if self.postback_answers else 0.0
+
+    @property
     def holds(self) -> bool:
         return (
-            self.clicks_stored == self.clicks_acknowledged
+            self.clicks_acknowledged_share >= ACKNOWLEDGED_SHARE
+            and self.postbacks_acknowledged_share >= ACKNOWLEDGED_SHARE
+            and self.clicks_stored == self.clicks_acknowledged
             and self.postbacks_stored == self.postbacks_acknowledged
             and self.duplicates == 0
             and self.rollups_off == 0
@@ -68,9 +86,12 @@ class Report:
     def lines(self) -> list[str]:
         return [
             f"seed {self.seed}, {self.kills} kills, {self.seconds:.0f} s",
-            f"clicks: {self.clicks_sent} sent, {self.clicks_acknowledged} acknowledged,"
+            f"clicks: {self.clicks_sent} sent, {self.click_answers} answered,"
+            f" {self.clicks_acknowledged} acknowledged ({self.clicks_acknowledged_share:.1%}),"
             f" {self.clicks_stored} of them stored, {self.clicks_in_database} in the database",
             f"postbacks: {self.postbacks_sent} requests for {self.txids_sent} txids,"
+            f" {self.postback_answers} answered,"
+            f" {self.postbacks_answered_2xx} with 2xx ({self.postbacks_acknowledged_share:.1%}),"
             f" {self.postbacks_acknowledged} txids acknowledged,"
             f" {self.postbacks_stored} of them stored once on their click,"
             f" {self.conversions_in_database} conversions in the database",
@@ -85,8 +106,11 @@ class Traffic:
     """What was sent and what the server acknowledged."""
 
     clicks_sent: int = 0
+    click_answers: int = 0  # any HTTP answer: a 302, or a 5xx
     clicks: list[str] = field(default_factory=list)  # acknowledged click ids, in order
     postbacks_sent: int = 0
+    postback_answers: int = 0
+    postbacks_answered_2xx: int = 0
     txids: dict[str, str] = field(default_factory=dict)  # every txid sent → its click id
     acknowledged: set[str] = field(default_factory=set)  # txids
     unacknowledged: list[str] = field(default_factory=list)  # txids to send again
@@ -112,6 +136,7 @@ class Run:
         except httpx.TransportError:
             await asyncio.sleep(PAUSE)  # the server is down: don't spin while it restarts
             return
+        self.traffic.click_answers += 1
         if response.status_code == 302:
             self.traffic.clicks.append(response.headers["location"].removeprefix(OFFER))
 
@@ -128,7 +153,10 @@ class Run:
         except httpx.TransportError:
             await asyncio.sleep(PAUSE)
             response = None
+        if response is not None:
+            self.traffic.postback_answers += 1
         if response is not None and response.is_success:
+            self.traffic.postbacks_answered_2xx += 1
             self.traffic.acknowledged.add(txid)
         else:
             self.traffic.unacknowledged.append(txid)
@@ -243,10 +271,13 @@ async def check(
         seed=seed,
         kills=kills,
         clicks_sent=traffic.clicks_sent,
+        click_answers=traffic.click_answers,
         clicks_acknowledged=len(set(traffic.clicks)),
         clicks_stored=len(stored_clicks.intersection(traffic.clicks)),
         clicks_in_database=len(stored_clicks),
         postbacks_sent=traffic.postbacks_sent,
+        postback_answers=traffic.postback_answers,
+        postbacks_answered_2xx=traffic.postbacks_answered_2xx,
         txids_sent=len(traffic.txids),
         postbacks_acknowledged=len(traffic.acknowledged),
         postbacks_stored=sum(
