@@ -1,0 +1,164 @@
+"""Forgetting a buyer reaches every place trilha told or kept them: the postback log, the
+conversion's hashes, the delivery attempts to a tracker and to Meta and TikTok, the click's
+sub-ids and parameters; on SQLite the database file and its WAL hold no byte of them after."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+import httpx
+import pytest
+from sqlalchemy import select
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.deliveries.conftest import eventually, make_destination
+from tests.deliveries.receiver import Receiver
+from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.postbacks.shop import make_merchant
+from tests.postbacks.test_platform_hotmart import HOTTOK, purchase
+from tests.web.callers import make_member
+from trilha.db.schema import click_sub1_hours, clicks, delivery_attempts, metadata
+from trilha.deliveries.destinations import Spec
+from trilha.deliveries.kinds import Kind
+from trilha.settings import Settings
+from trilha.workspaces import Role
+
+EMAIL = "marina.souza@example.com"
+PHONE = "5511987654321"  # as conversion APIs take it: BUYER's checkout phone with Brazil's code
+CPF = "39053344705"
+FORMS = (
+    EMAIL,
+    quote(EMAIL, safe=""),
+    quote(quote(EMAIL, safe=""), safe=""),
+    hashlib.sha256(EMAIL.encode()).hexdigest(),
+    PHONE,
+    "11987654321",
+    "98765-4321",
+    hashlib.sha256(PHONE.encode()).hexdigest(),
+    CPF,
+    "390.533.447-05",
+    "Marina Souza",
+    "Rua Coronel Quirino",
+    "13025-320",
+)
+
+
+@pytest.fixture
+def settings(settings: Settings, receiver: Receiver) -> Settings:
+    return settings.model_copy(
+        update={
+            "meta_graph_url": receiver.url("/meta/v21.0"),
+            "tiktok_events_url": receiver.url("/tiktok/v1.3"),
+        }
+    )
+
+
+def forms_in(text: str) -> list[str]:
+    """The buyer's forms ``text`` holds, in any case."""
+    lowered = text.lower()
+    return [form for form in FORMS if form.lower() in lowered]
+
+
+async def stored_text(db: AsyncEngine) -> str:
+    """Every row of every table, as text."""
+    async with db.connect() as conn:
+        rows = [
+            dict(row)
+            for table in metadata.sorted_tables
+            for row in (await conn.execute(select(table))).mappings()
+        ]
+    return json.dumps(rows, default=str, ensure_ascii=False)
+
+
+async def deletes_securely(db: AsyncEngine) -> bool:
+    """Whether the engine's SQLite connections overwrite what they delete (PostgreSQL: n/a)."""
+    if db.dialect.name != "sqlite":
+        return True
+    async with db.connect() as conn:
+        return bool((await conn.exec_driver_sql("PRAGMA secure_delete")).scalar())
+
+
+def database_files(db: AsyncEngine) -> dict[str, bytes]:
+    """On SQLite, the bytes of the database file and of its WAL; nothing on PostgreSQL."""
+    if db.dialect.name != "sqlite":
+        return {}
+    path = Path(str(make_url(str(db.url)).database))
+    files = (path, path.with_name(path.name + "-wal"))
+    return {file.name: file.read_bytes() for file in files if file.exists()}
+
+
+async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    settings: Settings,
+    receiver: Receiver,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    workspace = await make_workspace(db)
+    owner = await make_member(db, workspace, Role.OWNER)
+    await client.patch(  # the log keeps the buyer whole: name, CPF, address
+        f"/api/v1/workspaces/{workspace.id}", json={"keeps_buyer_data": True}, headers=owner.headers
+    )
+    await make_merchant(db, workspace, preset="hotmart", secret=HOTTOK)
+    for spec in (
+        Spec("Tracker", Kind.POSTBACK, receiver.url("/tracker?aff={sub1}&tx={txid}")),
+        Spec("Meta", Kind.META_CAPI, secret="EAAB-meta-token", config={"pixel_id": "1234567890"}),
+        Spec(
+            "TikTok", Kind.TIKTOK_EVENTS, secret="tt-token", config={"pixel_code": "C4ABCDEF12345"}
+        ),
+    ):
+        await make_destination(db, workspace, spec, settings=settings)
+    campaign = await make_campaign(db, workspace, offer_url="https://pay.example/?sck={click_id}")
+    # Affiliates do put the buyer's e-mail in a sub-id; a copy of it comes URL-encoded.
+    visit = await client.get(
+        f"/r/{campaign.slug}", params={"sub1": EMAIL, "ref": quote(EMAIL, safe="")}
+    )
+    [click_id] = parse_qs(urlsplit(visit.headers["location"]).query)["sck"]
+    sale = purchase("PURCHASE_APPROVED", "APPROVED", origin={"sck": click_id})
+    sold = await client.post(
+        "/pb/hotmart",
+        params={"token": workspace.postback_token},
+        json=sale,
+        headers={"X-HOTMART-HOTTOK": HOTTOK},
+    )
+    assert sold.json()["status"] == "created"
+
+    async def all_sent() -> bool:
+        return len(await fetch_all(db, delivery_attempts)) == 3
+
+    await eventually(all_sent)
+    [tracker] = receiver.at("/tracker")
+    assert tracker.query["aff"] == [EMAIL]
+    assert set(forms_in(await stored_text(db))) >= {EMAIL, CPF, FORMS[3], FORMS[7]}
+
+    forgotten = await client.post(
+        f"/api/v1/workspaces/{workspace.id}/buyers/forget",
+        json={"email": EMAIL.upper()},
+        headers=owner.headers,
+    )
+
+    assert forgotten.json() == {
+        "log_entries": 1,
+        "conversions": 1,
+        "delivery_attempts": 3,
+        "clicks": 1,
+        "unmatched_samples": 0,
+    }
+    assert forms_in(await stored_text(db)) == []
+    assert await deletes_securely(db)
+    for name, content in database_files(db).items():
+        assert forms_in(content.decode("latin-1")) == [], name
+    assert forms_in(caplog.text) == []
+    [click] = await fetch_all(db, clicks)
+    assert (click["sub1"], click["params"]["ref"]) == ("[forgotten]", "[forgotten]")
+    [counted] = await fetch_all(db, click_sub1_hours)
+    assert (counted["sub1"], counted["clicks"]) == ("[forgotten]", 1)  # still counted
+    attempts: list[dict[str, Any]] = await fetch_all(db, delivery_attempts)
+    assert {(a["outcome"], a["request"]) for a in attempts} == {("success", "[forgotten]")}
