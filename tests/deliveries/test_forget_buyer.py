@@ -26,6 +26,7 @@ from tests.web.callers import make_member
 from trilha.db.schema import click_sub1_hours, clicks, delivery_attempts, metadata
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
+from trilha.reports.rollups import rebuild_rollups
 from trilha.settings import Settings
 from trilha.workspaces import Role
 
@@ -162,3 +163,51 @@ async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
     assert (counted["sub1"], counted["clicks"]) == ("[forgotten]", 1)  # still counted
     attempts: list[dict[str, Any]] = await fetch_all(db, delivery_attempts)
     assert {(a["outcome"], a["request"]) for a in attempts} == {("success", "[forgotten]")}
+
+
+async def rollup_rows(db: AsyncEngine) -> list[tuple[Any, ...]]:
+    rows = await fetch_all(db, click_sub1_hours)
+    return sorted((r["campaign_id"], r["hour"], r["sub1"], r["clicks"]) for r in rows)
+
+
+async def test_the_buyer_s_phone_in_a_sub_id_is_found_however_written_and_clicks_stay_counted(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    owner = await make_member(db, workspace, Role.OWNER)
+    await make_merchant(db, workspace, preset="hotmart", secret=HOTTOK)
+    campaign = await make_campaign(db, workspace, offer_url="https://pay.example/?sck={click_id}")
+    visit = await client.get(
+        f"/r/{campaign.slug}", params={"sub1": EMAIL, "sub2": "(11) 98765-4321", "sub3": "kept"}
+    )
+    await client.get(f"/r/{campaign.slug}", params={"sub1": f"lead-{EMAIL.upper()}"})
+    await client.get(f"/r/{campaign.slug}", params={"sub1": "someone-else"})
+    [click_id] = parse_qs(urlsplit(visit.headers["location"]).query)["sck"]
+    sale = purchase("PURCHASE_APPROVED", "APPROVED", origin={"sck": click_id})
+    await client.post(
+        "/pb/hotmart",
+        params={"token": workspace.postback_token},
+        json=sale,
+        headers={"X-HOTMART-HOTTOK": HOTTOK},
+    )
+
+    forgotten = await client.post(
+        f"/api/v1/workspaces/{workspace.id}/buyers/forget",
+        json={"email": EMAIL},
+        headers=owner.headers,
+    )
+
+    assert forgotten.json()["clicks"] == 2
+    subs = sorted(
+        (c["sub1"], c["sub2"] or "", c["sub3"] or "") for c in await fetch_all(db, clicks)
+    )
+    assert subs == [
+        ("[forgotten]", "", ""),
+        ("[forgotten]", "[forgotten]", "kept"),
+        ("someone-else", "", ""),
+    ]
+    counted = await rollup_rows(db)
+    assert [(sub1, n) for _, _, sub1, n in counted] == [("[forgotten]", 2), ("someone-else", 1)]
+    async with db.begin() as conn:
+        await conn.run_sync(rebuild_rollups, workspace_id=workspace.id)
+    assert await rollup_rows(db) == counted  # as if the clicks had come so

@@ -202,7 +202,9 @@ def _with_what_conversions_kept(
     click_ids = {row.click_id for row in rows if row.click_id}
     values = {
         value.lower()
-        for row in conn.execute(select(clicks).where(clicks.c.id.in_(click_ids))).mappings()
+        for row in conn.execute(
+            select(clicks).where(clicks.c.workspace_id == workspace_id, clicks.c.id.in_(click_ids))
+        ).mappings()
         for value in _click_values(row)
         if buyer.is_value(value)
     }
