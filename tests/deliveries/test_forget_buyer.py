@@ -7,6 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -22,13 +25,15 @@ from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, make_campaign, make_workspace
 from tests.postbacks.shop import make_merchant
 from tests.postbacks.test_platform_hotmart import HOTTOK, purchase
-from tests.web.callers import make_member
+from tests.test_serve import trilha_serve
+from tests.web.callers import Caller, make_member
+from trilha.campaigns import Campaign
 from trilha.db.schema import click_sub1_hours, clicks, delivery_attempts, metadata
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
 from trilha.reports.rollups import rebuild_rollups
 from trilha.settings import Settings
-from trilha.workspaces import Role
+from trilha.workspaces import Role, Workspace
 
 EMAIL = "marina.souza@example.com"
 PHONE = "5511987654321"  # as conversion APIs take it: BUYER's checkout phone with Brazil's code
@@ -94,19 +99,18 @@ def database_files(db: AsyncEngine) -> dict[str, bytes]:
     return {file.name: file.read_bytes() for file in files if file.exists()}
 
 
-async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
-    client: httpx.AsyncClient,
-    db: AsyncEngine,
-    settings: Settings,
-    receiver: Receiver,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.DEBUG)
+@dataclass(frozen=True, slots=True)
+class Shop:
+    workspace: Workspace
+    owner: Caller
+    campaign: Campaign
+
+
+async def open_shop(db: AsyncEngine, settings: Settings, receiver: Receiver) -> Shop:
+    """A Hotmart merchant, a campaign, and three destinations: a tracker whose URL uses {sub1},
+    Meta and TikTok."""
     workspace = await make_workspace(db)
     owner = await make_member(db, workspace, Role.OWNER)
-    await client.patch(  # the log keeps the buyer whole: name, CPF, address
-        f"/api/v1/workspaces/{workspace.id}", json={"keeps_buyer_data": True}, headers=owner.headers
-    )
     await make_merchant(db, workspace, preset="hotmart", secret=HOTTOK)
     for spec in (
         Spec("Tracker", Kind.POSTBACK, receiver.url("/tracker?aff={sub1}&tx={txid}")),
@@ -117,13 +121,24 @@ async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
     ):
         await make_destination(db, workspace, spec, settings=settings)
     campaign = await make_campaign(db, workspace, offer_url="https://pay.example/?sck={click_id}")
-    # Affiliates do put the buyer's e-mail in a sub-id; a copy of it comes URL-encoded.
-    visit = await client.get(
-        f"/r/{campaign.slug}", params={"sub1": EMAIL, "ref": quote(EMAIL, safe="")}
+    return Shop(workspace, owner, campaign)
+
+
+async def buy_then_forget(
+    http: httpx.AsyncClient, db: AsyncEngine, shop: Shop, receiver: Receiver
+) -> httpx.Response:
+    """The buyer clicks (their e-mail in sub1, as affiliates do, and URL-encoded in another
+    parameter) and buys; once every destination is told, the owner forgets them."""
+    workspace, owner = shop.workspace, shop.owner
+    await http.patch(  # the log keeps the buyer whole: name, CPF, address
+        f"/api/v1/workspaces/{workspace.id}", json={"keeps_buyer_data": True}, headers=owner.headers
+    )
+    visit = await http.get(
+        f"/r/{shop.campaign.slug}", params={"sub1": EMAIL, "ref": quote(EMAIL, safe="")}
     )
     [click_id] = parse_qs(urlsplit(visit.headers["location"]).query)["sck"]
     sale = purchase("PURCHASE_APPROVED", "APPROVED", origin={"sck": click_id})
-    sold = await client.post(
+    sold = await http.post(
         "/pb/hotmart",
         params={"token": workspace.postback_token},
         json=sale,
@@ -134,17 +149,18 @@ async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
     async def all_sent() -> bool:
         return len(await fetch_all(db, delivery_attempts)) == 3
 
-    await eventually(all_sent)
+    await eventually(all_sent, timeout=10)
     [tracker] = receiver.at("/tracker")
     assert tracker.query["aff"] == [EMAIL]
     assert set(forms_in(await stored_text(db))) >= {EMAIL, CPF, FORMS[3], FORMS[7]}
-
-    forgotten = await client.post(
+    return await http.post(
         f"/api/v1/workspaces/{workspace.id}/buyers/forget",
         json={"email": EMAIL.upper()},
         headers=owner.headers,
     )
 
+
+async def assert_forgotten_everywhere(db: AsyncEngine, forgotten: httpx.Response) -> None:
     assert forgotten.json() == {
         "log_entries": 1,
         "conversions": 1,
@@ -156,13 +172,51 @@ async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
     assert await deletes_securely(db)
     for name, content in database_files(db).items():
         assert forms_in(content.decode("latin-1")) == [], name
-    assert forms_in(caplog.text) == []
     [click] = await fetch_all(db, clicks)
     assert (click["sub1"], click["params"]["ref"]) == ("[forgotten]", "[forgotten]")
     [counted] = await fetch_all(db, click_sub1_hours)
     assert (counted["sub1"], counted["clicks"]) == ("[forgotten]", 1)  # still counted
     attempts: list[dict[str, Any]] = await fetch_all(db, delivery_attempts)
     assert {(a["outcome"], a["request"]) for a in attempts} == {("success", "[forgotten]")}
+
+
+async def test_a_forgotten_buyer_is_in_no_row_no_database_file_and_no_log(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    settings: Settings,
+    receiver: Receiver,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    shop = await open_shop(db, settings, receiver)
+
+    forgotten = await buy_then_forget(client, db, shop, receiver)
+
+    await assert_forgotten_everywhere(db, forgotten)
+    assert forms_in(caplog.text) == []
+
+
+async def test_a_real_server_forgets_the_buyer_and_never_logs_them(
+    database_url: str, db: AsyncEngine, settings: Settings, receiver: Receiver, tmp_path: Path
+) -> None:
+    shop = await open_shop(db, settings, receiver)
+    server = {
+        "delivery_allow_private": "true",
+        "delivery_poll_interval": "0.2",
+        "meta_graph_url": settings.meta_graph_url,
+        "tiktok_events_url": settings.tiktok_events_url,
+        "log_level": "debug",
+    }
+
+    with trilha_serve(database_url, tmp_path, **server) as (base, process):
+        async with httpx.AsyncClient(base_url=base) as http:
+            forgotten = await buy_then_forget(http, db, shop, receiver)
+        await assert_forgotten_everywhere(db, forgotten)  # while it still serves
+        os.killpg(process.pid, signal.SIGTERM)
+        output, _ = process.communicate(timeout=10)
+
+    assert "serving: " in output
+    assert forms_in(output) == []
 
 
 async def rollup_rows(db: AsyncEngine) -> list[tuple[Any, ...]]:
