@@ -64,7 +64,10 @@ async def wal_truncated(request: Request) -> AsyncIterator[None]:
     """
     yield
     if not await truncate_wal(runtime_of(request).engine):
-        log.warning("the WAL could not be truncated: readers held it; the next checkpoint will")
+        log.warning(
+            "the WAL could not be truncated (a read held it): it keeps what the request erased"
+            " until overwritten; forgetting the buyer again truncates it"
+        )
 
 
 WalTruncated = Annotated[None, Depends(wal_truncated, scope="function")]
