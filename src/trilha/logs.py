@@ -34,3 +34,7 @@ def configure_logging(settings: Settings) -> None:
     logger.propagate = False
     # aiosqlite's debug lines quote every statement with its parameters (tokens, e-mails).
     logging.getLogger("aiosqlite").setLevel(logging.INFO)
+    # httpx's info lines quote every URL the worker sends to: a tracker's postback URL filled
+    # with sub-ids, which may hold a buyer's e-mail.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)

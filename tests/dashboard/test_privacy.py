@@ -3,11 +3,14 @@ warning, forgets a buyer, and deletes a test postback's conversion."""
 
 from __future__ import annotations
 
+import hashlib
+
 from playwright.async_api import Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account
 from tests.dashboard.sales import HOTTOK, hotmart_sale, make_click, make_merchant, send_hotmart
+from tests.deliveries.test_forget_buyer import database_files
 from tests.factories import fetch_all
 from trilha.db.schema import conversions, postback_log, workspaces
 
@@ -46,6 +49,9 @@ async def test_an_owner_keeps_buyers_data_in_clear_only_with_a_warning_and_forge
     assert entry["body"] == ""
     [conversion] = await fetch_all(db, conversions)
     assert conversion["buyer_email_sha256"] is None
+    email_sha256 = hashlib.sha256(b"comprador@example.com").hexdigest().encode()
+    for name, content in database_files(db).items():  # the WAL, truncated, keeps no older row
+        assert email_sha256 not in content, name
     await page.goto(f"/w/{owner.workspace.id}/postbacks/{sale['postback_id']}")
     await expect(page.locator("#payload-purged")).to_be_visible()
 

@@ -96,7 +96,13 @@ async def test_forgetting_a_buyer_by_e_mail_erases_their_payloads_and_hashes(
     response = await forget(client, owner, shop.workspace.id, email="  Marina.Souza@Example.com ")
 
     assert response.status_code == 200
-    assert response.json() == {"log_entries": 1, "conversions": 1, "unmatched_samples": 0}
+    assert response.json() == {
+        "log_entries": 1,
+        "conversions": 1,
+        "delivery_attempts": 0,
+        "clicks": 0,
+        "unmatched_samples": 0,
+    }
     entries = {e["txid"]: e for e in await fetch_all(db, postback_log)}
     assert (entries["HP1121439028"]["body"], entries["HP1121439028"]["query"]) == ("", "")
     assert entries["HP1121439028"]["outcome"] == "created"  # the entry and its fields stay
@@ -106,7 +112,13 @@ async def test_forgetting_a_buyer_by_e_mail_erases_their_payloads_and_hashes(
     assert hashes["HP1121439028"] is None
     assert hashes["HP999"] == hashlib.sha256(b"outra@example.com").hexdigest()
     again = await forget(client, owner, shop.workspace.id, email="marina.souza@example.com")
-    assert again.json() == {"log_entries": 0, "conversions": 0, "unmatched_samples": 0}
+    assert again.json() == {
+        "log_entries": 0,
+        "conversions": 0,
+        "delivery_attempts": 0,
+        "clicks": 0,
+        "unmatched_samples": 0,
+    }
 
 
 async def test_forgetting_a_buyer_by_cpf_finds_them_where_kept_in_clear(
@@ -120,7 +132,13 @@ async def test_forgetting_a_buyer_by_cpf_finds_them_where_kept_in_clear(
 
     response = await forget(client, owner, shop.workspace.id, cpf="390.533.447-05")
 
-    assert response.json() == {"log_entries": 1, "conversions": 1, "unmatched_samples": 0}
+    assert response.json() == {
+        "log_entries": 1,
+        "conversions": 1,
+        "delivery_attempts": 0,
+        "clicks": 0,
+        "unmatched_samples": 0,
+    }
     [entry] = await fetch_all(db, postback_log)
     assert "39053344705" not in stored_text(entry)
 

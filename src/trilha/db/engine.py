@@ -76,6 +76,19 @@ async def answers(engine: AsyncEngine) -> bool:
     return True
 
 
+async def truncate_wal(engine: AsyncEngine) -> bool:
+    """On SQLite, copy the whole WAL into the database file and truncate it to nothing, so that
+    no earlier version of a page survives there; whether it could (readers still on an older
+    snapshot make it wait up to the busy timeout, then give up). True on PostgreSQL."""
+    if not is_sqlite(engine):
+        return True
+    async with engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        cursor = await raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[union-attr]
+        row = await cursor.fetchone()
+    return row is not None and row[0] == 0  # (busy, WAL frames, frames checkpointed)
+
+
 def blocking_engine(engine: AsyncEngine) -> Engine:
     """A blocking engine with one connection to the same database (for SQLite, the same file
     with the same pragmas).
@@ -107,6 +120,9 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA synchronous={synchronous}")
+        # Erased rows are overwritten with zeros, not only unlinked: "forget this buyer" leaves
+        # no byte of them in free space. Some builds have it compiled in; this one may not.
+        cursor.execute("PRAGMA secure_delete=ON")
         # trilha.click_writer checkpoints in the background, off the commit path.
         cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, delete, text
+from sqlalchemy import Connection, Table, bindparam, delete, text
 
 from trilha.db.driver import driver_cursor
 from trilha.db.schema import click_hours, click_sub1_days, click_sub1_hours
@@ -93,6 +93,34 @@ def _upsert_sql(rollup: Rollup) -> str:
         f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"  # noqa: S608 -- the schema's own names
         f" ON CONFLICT ({', '.join(rollup.key)}) DO UPDATE SET {added}"
     )
+
+
+def rename_sub1(conn: Connection, workspace_id: str, old: set[str], new: str) -> None:
+    """Count the clicks the rollups keep under sub1 values ``old`` under ``new`` instead, as
+    their click rows now say (a forgotten buyer's e-mail in a sub-id)."""
+    if not old:
+        return
+    for rollup in ROLLUPS:
+        if "sub1" not in rollup.dimensions:
+            continue
+        name = rollup.table.name
+        key = ", ".join(k for k in rollup.key if k != "sub1")
+        sums = ", ".join(f"SUM({c})" for c in COUNTS)
+        added = ", ".join(f"{c} = {name}.{c} + excluded.{c}" for c in COUNTS)
+        conn.execute(
+            text(
+                f"INSERT INTO {name} ({key}, sub1, {', '.join(COUNTS)})"  # noqa: S608 -- the schema's own names
+                f" SELECT {key}, :new, {sums} FROM {name}"
+                f" WHERE workspace_id = :workspace_id AND sub1 IN :old GROUP BY {key}"
+                f" ON CONFLICT ({', '.join(rollup.key)}) DO UPDATE SET {added}"
+            ).bindparams(bindparam("old", expanding=True)),
+            {"workspace_id": workspace_id, "old": sorted(old), "new": new},
+        )
+        conn.execute(
+            delete(rollup.table).where(
+                rollup.table.c.workspace_id == workspace_id, rollup.table.c.sub1.in_(old)
+            )
+        )
 
 
 def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> None:

@@ -8,6 +8,7 @@ Cookie-authenticated requests that change something must carry the session's CSR
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated
@@ -23,12 +24,15 @@ from trilha.accounts import (
     find_session,
     record_api_key_use,
 )
+from trilha.db.engine import truncate_wal
 from trilha.errors import NotAuthenticated, PermissionDenied
 from trilha.runtime import Runtime
 
 SESSION_COOKIE = "trilha_session"
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+log = logging.getLogger(__name__)
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -50,6 +54,23 @@ async def db(request: Request) -> AsyncIterator[AsyncConnection]:
 
 # scope="function": commit before the response is sent, so a client never reads stale data.
 Db = Annotated[AsyncConnection, Depends(db, scope="function")]
+
+
+async def wal_truncated(request: Request) -> AsyncIterator[None]:
+    """After the request's transaction has committed, on SQLite, the WAL copied into the
+    database file and truncated: what the request erased survives in neither.
+
+    Dependencies end in the reverse of their order, so a handler names this one before ``Db``.
+    """
+    yield
+    if not await truncate_wal(runtime_of(request).engine):
+        log.warning(
+            "the WAL could not be truncated (a read held it): it keeps what the request erased"
+            " until overwritten; forgetting the buyer again truncates it"
+        )
+
+
+WalTruncated = Annotated[None, Depends(wal_truncated, scope="function")]
 
 
 async def current_session(request: Request, conn: AsyncConnection) -> Session | None:

@@ -281,6 +281,13 @@ class ForgetBuyerIn(Input):
 class ForgottenOut(Answer):
     log_entries: int = Field(description="Postback log entries whose payload was emptied.")
     conversions: int = Field(description="Conversions whose buyer hashes were erased.")
+    delivery_attempts: int = Field(
+        description="Delivery attempts whose request and response were replaced by [forgotten]."
+    )
+    clicks: int = Field(
+        description="Clicks whose sub-ids, parameters or referrer named the buyer, now "
+        "[forgotten] (the clicks stay counted)."
+    )
     unmatched_samples: int = Field(description="Samples of unmatched postbacks deleted.")
 
 

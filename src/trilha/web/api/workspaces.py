@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from fastapi import APIRouter
 
 from trilha import workspaces
-from trilha.privacy import buyers
+from trilha.privacy import forget
 from trilha.web.api.dependencies import AppSettings, InWorkspace
 from trilha.web.api.postback_schemas import ForgetBuyerIn, ForgottenOut
 from trilha.web.api.routing import ApiRoute
@@ -19,7 +19,7 @@ from trilha.web.api.schemas import (
     WorkspaceOut,
     WorkspacePatch,
 )
-from trilha.web.auth import ApiUser, Db
+from trilha.web.auth import ApiUser, Db, WalTruncated
 from trilha.workspaces import Membership, Role
 
 router = APIRouter(
@@ -85,13 +85,15 @@ async def delete_workspace(membership: InWorkspace, conn: Db) -> None:
 @router.post(
     ONE + "/buyers/forget",
     summary="Forget a buyer, by e-mail or CPF/CNPJ (owner): erase them from the log's payloads, "
-    "their conversions' hashes and unmatched samples",
+    "their conversions' hashes, delivery attempts, clicks' sub-ids and unmatched samples",
     responses=NOT_FOUND,
 )
-async def forget_buyer(body: ForgetBuyerIn, membership: InWorkspace, conn: Db) -> ForgottenOut:
+async def forget_buyer(
+    body: ForgetBuyerIn, _: WalTruncated, membership: InWorkspace, conn: Db
+) -> ForgottenOut:
     membership.require(Role.OWNER)
     forgotten = await conn.run_sync(
-        buyers.forget_buyer,
+        forget.forget_buyer,
         membership.workspace.id,
         email=body.email,
         cpf=body.cpf,

@@ -15,8 +15,8 @@ from trilha.accounts import list_api_keys
 from trilha.currencies import delete_rate, list_rates, save_rate
 from trilha.errors import InvalidInput
 from trilha.invitations import list_invitations
-from trilha.privacy.buyers import forget_buyer
-from trilha.web.auth import Db
+from trilha.privacy.forget import forget_buyer
+from trilha.web.auth import Db, WalTruncated
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
 from trilha.web.dashboard.workspaces import CURRENCY_CHOICES, TIMEZONE_CHOICES
@@ -64,7 +64,7 @@ async def save_privacy(page: InWorkspace, conn: Db) -> Response:
 
 
 @router.post("/w/{workspace_id}/settings/forget-buyer")
-async def forget(page: InWorkspace, conn: Db) -> Response:
+async def forget(_: WalTruncated, page: InWorkspace, conn: Db) -> Response:
     page.require(Role.OWNER)
     buyer = (await read_form(page.request))["buyer"].strip()
     named = {"email": buyer} if "@" in buyer else {"cpf": buyer}
