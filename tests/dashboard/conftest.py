@@ -56,10 +56,11 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(autouse=True)
 def cheap_password_hashes() -> Iterator[None]:
-    """argon2 with its test profile: the production parameters take ~0.3 s a hash on a 2-core
-    machine, and these tests create and sign in many users. The code path stays the same."""
+    """argon2 with its test profile for each dashboard test, and only there: the production
+    parameters take ~0.3 s a hash on a 2-core machine, and these tests create and sign in many
+    users. The code path stays the same; tests/test_passwords.py checks the real parameters."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(passwords, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
         yield
