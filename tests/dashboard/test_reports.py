@@ -175,3 +175,31 @@ async def test_the_campaign_list_shows_each_campaign_s_day(
     await page.click(f"#campaign-{black_friday.id} .toggle-status")  # the row htmx swaps in
     await expect(page.locator(f"#campaign-{black_friday.id} .badge")).to_have_text("Pausada")
     await expect(figures).to_have_text(["2", "1", "R$ 97,00"])
+
+
+async def test_a_levels_rows_open_in_place_and_a_long_level_comes_a_page_at_a_time(
+    page: Page, db: AsyncEngine, owner: Account, live_server: str, tmp_path: Path
+) -> None:
+    black_friday, _ = await two_campaigns(db, live_server, owner.workspace)
+    for n, sub1 in enumerate(("criativo-c", "criativo-d", "criativo-e"), start=4):
+        await visit(db, live_server, black_friday, n, sub1)
+
+    await page.goto(f"/w/{owner.workspace.id}/reports?preset=today&group_by=campaign&group_by=sub1")
+    rows = page.locator("#report tbody tr")
+    await expect(rows).to_have_count(2)  # the campaigns alone, until one is opened
+    await page.locator("#report tr", has_text="Black Friday").locator("button.expand").click()
+    await expect(page.locator("#report tr.level-1")).to_have_count(5)
+    await expect(page.locator("#report tr.level-1").first).to_contain_text("criativo-a")
+    assert await page.locator("#report tr").nth(2).get_attribute("data-depth") == "1"
+    await page.screenshot(path=tmp_path / "report-opened.png", full_page=True)
+
+    await page.goto(f"/w/{owner.workspace.id}/reports?preset=today&group_by=sub1&limit=2")
+    await expect(page.locator("#report tr.report-row")).to_have_count(2)
+    others = page.locator("#report tr.report-others")
+    await expect(others).to_contain_text("Outras (4 linhas)")
+    await others.locator("a.more").click()
+    await expect(page.locator("#report tr.report-row")).to_have_count(4)
+    await expect(page.locator("#report tr.report-others")).to_contain_text("Outras (2 linhas)")
+    await page.locator("#report tr.report-others a.more").click()
+    await expect(page.locator("#report tr.report-row")).to_have_count(6)
+    await expect(page.locator("#report tr.report-others")).to_have_count(0)

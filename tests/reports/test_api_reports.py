@@ -79,27 +79,56 @@ async def test_it_adds_up_clicks_sales_pending_and_refunds_by_campaign(
     assert report["totals"]["net_revenue"] == "97.00"
 
 
-async def test_it_drills_down_campaign_source_and_sub1(
+async def test_it_drills_down_campaign_source_and_sub1_a_level_at_a_time(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     owner, workspace = await make_owner(db)
     campaign = await make_campaign(db, workspace, slug="bf")
+    other = await make_campaign(db, workspace, slug="other")
     for sub1 in ("a", "a", "b", ""):
         assert (await client.get(f"/r/bf?sub1={sub1}")).status_code == 302
+    assert (await client.get(f"/r/{other.slug}?sub1=z")).status_code == 302
 
-    response = await client.get(
-        reports_url(workspace.id),
-        params={
-            "preset": "last_7_days",
-            "group_by": ["campaign", "source", "sub1"],
-            "filter": f"campaign:{campaign.id}",
-        },
-        headers=owner.headers,
+    async def level(*parent: str) -> dict[str, object]:
+        response = await client.get(
+            reports_url(workspace.id),
+            params={
+                "preset": "last_7_days",
+                "group_by": ["campaign", "source", "sub1"],
+                "parent": list(parent),
+            },
+            headers=owner.headers,
+        )
+        assert response.status_code == 200, response.text
+        answer: dict[str, object] = response.json()
+        return answer
+
+    campaigns, sources, subs = (
+        await level(),
+        await level(campaign.id),
+        await level(campaign.id, ""),
     )
 
-    assert response.status_code == 200, response.text
-    rows = {tuple(row["key"]): row["metrics"]["clicks"] for row in response.json()["rows"]}
-    assert rows == {(campaign.id, "", ""): 1, (campaign.id, "", "a"): 2, (campaign.id, "", "b"): 1}
+    def rows(answer: dict[str, object]) -> dict[tuple[str, ...], int]:
+        found = answer["rows"]
+        assert isinstance(found, list)
+        return {tuple(r["key"]): r["metrics"]["clicks"] for r in found}
+
+    assert rows(campaigns) == {(campaign.id,): 4, (other.id,): 1}
+    assert [r["key"] for r in campaigns["rows"]] == [[campaign.id], [other.id]]  # type: ignore[attr-defined]
+    assert (campaigns["level"], campaigns["row_count"], campaigns["others"]) == (
+        "campaign",
+        2,
+        None,
+    )
+    assert rows(sources) == {(campaign.id, ""): 4}
+    assert rows(subs) == {
+        (campaign.id, "", "a"): 2,
+        (campaign.id, "", ""): 1,
+        (campaign.id, "", "b"): 1,
+    }
+    assert subs["totals"]["clicks"] == 4  # type: ignore[index]
+    assert subs["rows"][0]["labels"] == [campaign.name, "", "a"]  # type: ignore[index]
 
 
 async def test_it_groups_by_local_day_and_by_dimensions_outside_the_rollups(
@@ -118,9 +147,22 @@ async def test_it_groups_by_local_day_and_by_dimensions_outside_the_rollups(
 
     assert response.status_code == 200, response.text
     report = response.json()
-    [today] = {row["key"][0] for row in report["rows"]}
+    [today] = [row["key"][0] for row in report["rows"]]
     assert today == report["period"]["first"]
-    assert {row["key"][1]: row["metrics"]["clicks"] for row in report["rows"]} == {"BR": 2, "PT": 1}
+    opened = await client.get(
+        reports_url(workspace.id),
+        params={
+            "preset": "today",
+            "group_by": ["day", "utm_source"],
+            "timezone": "Asia/Kolkata",
+            "parent": today,
+        },
+        headers=owner.headers,
+    )
+    assert opened.status_code == 200, opened.text
+    rows = opened.json()["rows"]
+    assert {row["key"][1]: row["metrics"]["clicks"] for row in rows} == {"BR": 2, "PT": 1}
+    assert {row["key"][0] for row in rows} == {today}
 
 
 async def test_it_exports_csv_for_excel_in_portuguese(

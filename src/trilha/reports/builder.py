@@ -36,6 +36,14 @@ class Report:
     other_currency: int  # conversions in another currency, left out (no rate to convert)
     from_rollups: bool
     names: Mapping[str, str]  # the workspace's campaigns, sources and merchants by id
+    # What trilha.reports.request made of it: every level asked, the one these rows are of
+    # (under ``parent``, the values of the levels above), how many rows that level has, and
+    # the sum of those not among ``rows`` (None: none left out).
+    levels: tuple[Dimension, ...] = ()
+    parent: tuple[str, ...] = ()
+    row_count: int = 0
+    others: Counts | None = None
+    after: Counts | None = None  # the part of ``others`` after the page (None: none)
 
 
 def check_grouping(group_by: tuple[Dimension, ...], filters: Mapping[Dimension, str]) -> None:
@@ -87,7 +95,7 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
         selection=selection,
         currency=currency,
         rows=[
-            Row(key, _labels(selection.group_by, key, names), counts)
+            Row(key, labels_of(selection.group_by, key, names), counts)
             for key, counts in sorted(rows.items())
         ],
         totals=totals,
@@ -145,9 +153,10 @@ def _names(conn: Connection, workspace_id: str) -> dict[str, str]:
 _NAMED = frozenset({Dimension.CAMPAIGN, Dimension.SOURCE, Dimension.MERCHANT})
 
 
-def _labels(
+def labels_of(
     group_by: tuple[Dimension, ...], key: tuple[str, ...], names: Mapping[str, Any]
 ) -> tuple[str, ...]:
+    """What to show for a row's values: names for campaigns, sources and merchants."""
     return tuple(
         names.get(value, value) if d in _NAMED else value
         for d, value in zip(group_by, key, strict=True)

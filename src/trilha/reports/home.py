@@ -53,7 +53,8 @@ class Home:
 
 def home(conn: Connection, workspace: Workspace, *, now: datetime) -> Home:
     def report(preset: Preset, *levels: Dimension) -> Report:
-        return run_report(conn, workspace, ReportQuery(preset=preset, group_by=levels), now=now)
+        asked = ReportQuery(preset=preset, group_by=levels, limit=None)  # a month's days at most
+        return run_report(conn, workspace, asked, now=now)
 
     today = report(Preset.TODAY, Dimension.CAMPAIGN)
     ranked = sorted(

@@ -1,4 +1,13 @@
-"""run_report(): a report as asked (preset or days, time zone, levels, filters, sort)."""
+"""run_report(): a report as asked (preset or days, time zone, levels, filters, sort), one
+level at a time and a page at a time.
+
+A report's levels open lazily, as in Voluum or RedTrack: it answers the rows of one level (the
+first, or the one under ``parent``, the values of the levels above), each level's work and
+answer bounded by its page. Rows come sorted (by a metric, else by clicks, or in time order for
+a time level); ``row_count`` says how many the level has, and ``others`` carries the sum of the
+rows not on the page, so that rows and others add up to the totals. ``flat`` asks for every
+level at once instead, as one table (the CSV export), bounded the same way.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +21,26 @@ from sqlalchemy import Connection
 
 from trilha.errors import InvalidInput
 from trilha.hold import hold_at
-from trilha.reports.builder import Report, Row, build_report, check_grouping
+from trilha.reports.builder import (
+    MAX_LEVELS,
+    Report,
+    Row,
+    build_report,
+    check_grouping,
+    labels_of,
+)
 from trilha.reports.dimensions import TIME, Dimension
-from trilha.reports.metrics import METRIC_NAMES, metrics
+from trilha.reports.metrics import METRIC_NAMES, Counts, metrics
 from trilha.reports.periods import Preset, resolve_period, zone_named
 from trilha.reports.query import Selection
 from trilha.workspaces import Workspace
 
 MAX_FILTERS = 20
 MAX_FILTER = 300  # characters of a filter's value
+DEFAULT_ROWS: Final = 100  # rows on a page
+MAX_ROWS: Final = 1000  # the most a page may ask for
+MAX_OFFSET: Final = 1_000_000
+CSV_ROWS: Final = 100_000  # rows a CSV export writes at most, then the sum of the rest
 # What a row opens into: the first of these the row does not already pin down.
 DRILL_CHAIN: Final = (
     Dimension.CAMPAIGN,
@@ -38,38 +58,113 @@ class ReportQuery:
     group_by: tuple[Dimension, ...] = (Dimension.CAMPAIGN,)
     filters: Mapping[Dimension, str] = field(default_factory=dict)
     by_click_time: bool = False
-    sort: str | None = None  # a metric; None: by the grouping levels
+    sort: str | None = None  # a metric; None: by clicks (a time level: in time order)
     descending: bool = True
+    parent: tuple[str, ...] = ()  # values of the first levels: the rows of the next are asked
+    limit: int | None = DEFAULT_ROWS  # rows on the page; None (trilha's own callers): all
+    offset: int = 0
+    flat: bool = False  # every level at once, as one table
 
 
 def run_report(
     conn: Connection, workspace: Workspace, query: ReportQuery, *, now: datetime
 ) -> Report:
-    check_grouping(query.group_by, query.filters)
+    check_page(query)
     zone = zone_named(query.timezone or workspace.timezone)
     period = resolve_period(query.preset, zone, now, first=query.first, last=query.last)
+    first, last, filters = _under(query.group_by, query.parent, period.first, period.last, query)
+    if (first, last) != (period.first, period.last):
+        period = resolve_period(Preset.CUSTOM, zone, now, first=first, last=last)
+    level = len(query.parent)
+    levels = query.group_by if query.flat else query.group_by[level : level + 1]
     selection = Selection(
         workspace_id=workspace.id,
         period=period,
-        group_by=query.group_by,
-        filters=query.filters,
+        group_by=levels,
+        filters=filters,
         by_click_time=query.by_click_time,
         hold=hold_at(conn, workspace.id, workspace.hold_days, now),
     )
-    if query.sort is not None and query.sort not in METRIC_NAMES:
-        raise InvalidInput({"sort": "not a metric"})
     report = build_report(conn, selection, currency=workspace.currency)
-    if query.sort is not None:
-        report.rows.sort(key=_sort_key(query.sort, report.currency), reverse=query.descending)
-    return report
+    rows = sorted(report.rows, key=_sort_key(query, levels, report.currency))
+    end = None if query.limit is None else query.offset + query.limit
+    page, following = rows[query.offset : end], rows[end or len(rows) :]
+    after = _sum(following)
+    others = _sum(rows[: query.offset] + following)
+    above = labels_of(query.group_by[: len(query.parent)], query.parent, report.names)
+    return replace(
+        report,
+        rows=[Row(query.parent + r.key, above + r.labels, r.counts) for r in page],
+        levels=query.group_by,
+        parent=query.parent,
+        row_count=len(rows),
+        others=others,
+        after=after,
+    )
 
 
-def _sort_key(metric: str, currency: str) -> Callable[[Row], tuple[bool, Decimal]]:
-    """Rows by one metric; rows where it is undefined (a rate over no clicks) last."""
+def _sum(rows: list[Row]) -> Counts | None:
+    if not rows:
+        return None
+    total = Counts()
+    for row in rows:
+        total.add(row.counts)
+    return total
 
-    def key(row: Row) -> tuple[bool, Decimal]:
+
+def check_page(query: ReportQuery) -> None:
+    """Levels, parent, sort and page as a report can answer them; InvalidInput otherwise."""
+    check_grouping(query.group_by, query.filters)
+    errors = {}
+    if query.parent and (query.flat or len(query.parent) >= len(query.group_by)):
+        errors["parent"] = "one value for each level above the one asked, fewer than the levels"
+    if query.sort is not None and query.sort not in METRIC_NAMES:
+        errors["sort"] = "not a metric"
+    most = CSV_ROWS if query.flat else MAX_ROWS
+    if query.limit is not None and not 1 <= query.limit <= most:
+        errors["limit"] = f"from 1 to {most}"
+    if not 0 <= query.offset <= MAX_OFFSET:
+        errors["offset"] = f"from 0 to {MAX_OFFSET}"
+    if errors:
+        raise InvalidInput(errors)
+
+
+def _under(
+    levels: tuple[Dimension, ...],
+    values: tuple[str, ...],
+    first: date,
+    last: date,
+    query: ReportQuery,
+) -> tuple[date, date, dict[Dimension, str]]:
+    """The days and filters of the rows under ``values`` (a time row narrows the days)."""
+    filters = dict(query.filters)
+    for dimension, value in zip(levels, values, strict=False):
+        if dimension in TIME:
+            try:
+                start, end = _bucket_days(dimension, value)
+            except ValueError:
+                raise InvalidInput({"parent": f"{value[:20]!r} is no {dimension.value}"}) from None
+            first, last = max(first, start), min(last, end)
+        else:
+            filters[dimension] = value
+    if first > last:
+        raise InvalidInput({"parent": "outside the period"})
+    return first, last, filters
+
+
+def _sort_key(
+    query: ReportQuery, levels: tuple[Dimension, ...], currency: str
+) -> Callable[[Row], tuple[Any, ...]]:
+    """By the metric asked (rows where it is undefined, a rate over no clicks, last), else by
+    clicks, most first, or in time order when the level is a time; ties by their values."""
+    if query.sort is None and levels and levels[-1] in TIME and not query.flat:
+        return lambda row: (row.key,)
+    metric = query.sort or "clicks"
+    sign = -1 if (query.descending or query.sort is None) else 1
+
+    def key(row: Row) -> tuple[Any, ...]:
         value = metrics(row.counts, currency)[metric]
-        return value is not None, Decimal(value or 0)
+        return value is None, sign * Decimal(value or 0), row.key
 
     return key
 
@@ -128,6 +223,9 @@ def read_query(
     if len(many("filter")) > MAX_FILTERS:
         errors["filter"] = f"at most {MAX_FILTERS}"
     timezone = (one("timezone") or "").strip()[:64] or None
+    parent = tuple(value[:MAX_FILTER] for value in many("parent")[:MAX_LEVELS])
+    limit = choice("limit", int, DEFAULT_ROWS)
+    offset = choice("offset", int, 0)
     sort = (one("sort") or "").strip()[:40] or None
     if sort is not None and sort not in METRIC_NAMES:
         errors["sort"] = "not a metric"
@@ -143,6 +241,9 @@ def read_query(
         by_click_time=one("attribution") == "click_time",
         sort=sort,
         descending=one("order") != "asc",
+        parent=parent,
+        limit=limit,
+        offset=offset,
     )
 
 
@@ -163,6 +264,11 @@ def query_params(query: ReportQuery) -> list[tuple[str, str]]:
         params.append(("attribution", "click_time"))
     if query.sort:
         params += [("sort", query.sort), ("order", "desc" if query.descending else "asc")]
+    params += [("parent", value) for value in query.parent]
+    if query.limit is not None and query.limit != DEFAULT_ROWS:
+        params.append(("limit", str(query.limit)))
+    if query.offset:
+        params.append(("offset", str(query.offset)))
     return params
 
 
@@ -184,7 +290,7 @@ def drill_down(query: ReportQuery, report: Report, row: Row) -> ReportQuery | No
     period = report.selection.period
     first, last = period.first, period.last
     filters = dict(query.filters)
-    for dimension, value in zip(report.selection.group_by, row.key, strict=True):
+    for dimension, value in zip(report.levels or report.selection.group_by, row.key, strict=False):
         if dimension in TIME:
             start, end = _bucket_days(dimension, value)
             first, last = max(first, start), min(last, end)

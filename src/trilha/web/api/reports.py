@@ -3,6 +3,7 @@ CSV."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Annotated
 
@@ -16,7 +17,16 @@ from trilha.reports.dimensions import Dimension
 from trilha.reports.export import report_csv
 from trilha.reports.metrics import METRIC_NAMES
 from trilha.reports.periods import Preset
-from trilha.reports.request import MAX_FILTERS, ReportQuery, parse_filter, run_report
+from trilha.reports.request import (
+    CSV_ROWS,
+    DEFAULT_ROWS,
+    MAX_FILTERS,
+    MAX_OFFSET,
+    MAX_ROWS,
+    ReportQuery,
+    parse_filter,
+    run_report,
+)
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.report_schemas import ReportOut
 from trilha.web.api.routing import ApiRoute
@@ -51,8 +61,23 @@ def report_query(
     attribution: Annotated[
         str, Query(pattern="^(conversion_time|click_time)$", description="Which time counts")
     ] = "conversion_time",
-    sort: Annotated[str | None, Query(max_length=40, description="A metric")] = None,
+    sort: Annotated[
+        str | None,
+        Query(max_length=40, description="A metric; none: by clicks (a time level: in order)"),
+    ] = None,
     order: Annotated[str, Query(pattern="^(asc|desc)$")] = "desc",
+    parent: Annotated[
+        list[str] | None,
+        Query(
+            max_length=2,
+            description="The values of the levels above the one asked, in order: the rows of "
+            "the next level under them (a row's `key` opens it). None: the first level.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_ROWS, description="Rows on the page, the top ones by the sort")
+    ] = DEFAULT_ROWS,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Rows skipped first")] = 0,
 ) -> ReportQuery:
     return ReportQuery(
         preset=preset,
@@ -64,13 +89,20 @@ def report_query(
         by_click_time=attribution == "click_time",
         sort=sort,
         descending=order == "desc",
+        parent=tuple(parent or ()),
+        limit=limit,
+        offset=offset,
     )
 
 
 Asked = Annotated[ReportQuery, Depends(report_query)]
 
 
-@router.get("", summary="A report: rows by up to three levels, with totals")
+@router.get(
+    "",
+    summary="A report: one level's rows, a page at a time, with the level's row count, the "
+    "sum of the rows left out, and the totals",
+)
 async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportOut:
     report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
     return ReportOut.of(report)
@@ -78,7 +110,8 @@ async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportO
 
 @router.get(
     "/csv",
-    summary="A report as CSV for Excel in pt-BR (`;`, decimal comma, UTF-8 with BOM)",
+    summary="A report as CSV for Excel in pt-BR (`;`, decimal comma, UTF-8 with BOM): every "
+    "level at once, its top 100,000 rows by the sort, then a row with the sum of the rest",
     response_class=Response,
     responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
 )
@@ -93,7 +126,10 @@ async def export_report(
     columns = column or list(METRIC_NAMES)
     if any(name not in METRIC_NAMES for name in columns):
         raise InvalidInput({"column": "not a metric"})
-    report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
+    every_level = replace(query, flat=True, parent=(), limit=CSV_ROWS, offset=0)
+    report = await conn.run_sync(
+        run_report, membership.workspace, every_level, now=datetime.now(UTC)
+    )
     return Response(
         report_csv(report, columns).encode(),
         media_type="text/csv; charset=utf-8",

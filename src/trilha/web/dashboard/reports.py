@@ -4,6 +4,7 @@ member, rows that open into the next level, and the table as CSV for Excel."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -23,6 +24,8 @@ from trilha.reports.home import Home, home
 from trilha.reports.metrics import METRIC_NAMES, MULTIPLES, PERCENTAGES, SIGNED, Counts, metrics
 from trilha.reports.periods import Preset
 from trilha.reports.request import (
+    CSV_ROWS,
+    DEFAULT_ROWS,
     ReportQuery,
     drill_down,
     query_params,
@@ -93,25 +96,13 @@ async def report_page(page: InWorkspace, conn: Db) -> Response:
         report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     t, currency = page.t, report.currency
-    rows = []
-    for row in report.rows:
-        opened = drill_down(query, report, row)
-        rows.append(
-            {
-                "labels": [
-                    _label(t, d, label) for d, label in zip(query.group_by, row.labels, strict=True)
-                ],
-                "cells": metric_cells(t, row.counts, currency, columns),
-                "open": _report_url(page, opened) if opened is not None else None,
-            }
-        )
     here = _report_url(page, query)
     context: dict[str, Any] = {
         "section": "reports",
         "query": query,
         "report": report,
         "errors": errors,
-        "rows": rows,
+        **_level_rows(page, query, report, columns),
         "totals": metric_cells(t, report.totals, currency, columns),
         "columns": columns,
         "headers": [(name, _sort_url(page, query, name)) for name in columns],
@@ -139,12 +130,63 @@ async def report_page(page: InWorkspace, conn: Db) -> Response:
     )
 
 
+@router.get("/w/{workspace_id}/reports/rows")
+async def report_rows(page: InWorkspace, conn: Db) -> Response:
+    """A level's rows under a row the user opened, or the next page of a level: table rows
+    to put in place in the report (htmx)."""
+    names = await _names(page, conn)
+    params = page.request.query_params
+    query = read_query(params.get, lambda name: _many(params, name, names))
+    report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    columns = await report_columns(conn, page.workspace.id, page.user.id)
+    context = {"query": query, **_level_rows(page, query, report, columns)}
+    return render(page, "dashboard/reports/rows.html", context)
+
+
+def _level_rows(
+    page: Page, query: ReportQuery, report: Report, columns: tuple[str, ...]
+) -> dict[str, Any]:
+    """The rows of the report's level as the table shows them: each in its level's column,
+    with what opens it (its children in place, or the report it drills into), then the sum of
+    the level's other rows, with the next page when there is one."""
+    t, currency = page.t, report.currency
+    depth = len(report.parent)
+    rows = []
+    for row in report.rows:
+        opened = drill_down(query, report, row)
+        children = replace(query, parent=row.key, offset=0, limit=DEFAULT_ROWS)
+        rows.append(
+            {
+                "depth": depth,
+                "label": _label(t, query.group_by[depth], row.labels[-1]),
+                "cells": metric_cells(t, row.counts, currency, columns),
+                "open": _report_url(page, opened) if opened is not None else None,
+                "expand": _rows_url(page, children) if depth + 1 < len(query.group_by) else None,
+            }
+        )
+    others = None
+    if report.after is not None:  # the rows before the page are on the screen already
+        shown = query.offset + len(report.rows)
+        others = {
+            "depth": depth,
+            "label": t("reports.others", n=report.row_count - shown),
+            "cells": metric_cells(t, report.after, currency, columns),
+            "more": _rows_url(page, replace(query, offset=shown)),
+        }
+    return {"rows": rows, "others": others}
+
+
+def _rows_url(page: Page, query: ReportQuery) -> str:
+    return f"/w/{page.workspace.id}/reports/rows?{urlencode(query_params(query))}"
+
+
 @router.get("/w/{workspace_id}/reports/csv")
 async def report_csv_download(page: InWorkspace, conn: Db) -> Response:
     names = await _names(page, conn)
     params = page.request.query_params
     query = read_query(params.get, lambda name: _many(params, name, names))
-    report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    every_level = replace(query, flat=True, parent=(), limit=CSV_ROWS, offset=0)
+    report = await conn.run_sync(run_report, page.workspace, every_level, now=datetime.now(UTC))
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     return Response(
         report_csv(report, columns).encode(),
@@ -168,7 +210,7 @@ async def choose_columns(page: InWorkspace, conn: Db) -> Response:
 
 async def campaigns_today(page: Page, conn: Db) -> dict[str, list[tuple[str, str]]]:
     """Each campaign's CAMPAIGN_FIGURES today (a campaign without clicks or sales: zeros)."""
-    query = ReportQuery(preset=Preset.TODAY)
+    query = ReportQuery(preset=Preset.TODAY, limit=None)  # every campaign the list shows
     report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
     today = {row.key[0]: row.counts for row in report.rows}
     return {
