@@ -83,7 +83,7 @@ async def test_it_answers_head_with_the_same_redirect_but_records_no_click(
     assert await fetch_all(db, clicks) == []
 
 
-async def test_it_flags_bots_and_still_redirects_them(
+async def test_it_flags_bots_never_unique_and_still_redirects_them(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     workspace = await make_workspace(db)
@@ -94,7 +94,10 @@ async def test_it_flags_bots_and_still_redirects_them(
         assert response.status_code == 302
 
     rows = await fetch_all(db, clicks)
-    assert [(r["is_bot"], r["device_type"]) for r in rows] == [(True, "bot")] * 3
+    # A unique click is a person's: the per-unique-click cost model charges for none of these.
+    assert [(r["is_bot"], r["device_type"], r["is_unique"]) for r in rows] == [
+        (True, "bot", False)
+    ] * 3
 
 
 async def test_it_counts_a_visitor_once_per_campaign_within_a_day(

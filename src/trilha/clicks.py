@@ -120,7 +120,7 @@ def build_click(
         "country": country,
         "referrer": visitor.referrer,
         "is_bot": device.is_bot,
-        "is_unique": is_unique,
+        "is_unique": is_unique and not device.is_bot,  # a unique click is a person's
         "params": {k: v for k, v in params.items() if k not in consumed},
     }
     if request.cut:
@@ -195,7 +195,7 @@ def record_clicks(
     conn: Connection, batch: Sequence[tuple[Link, ClickRequest]]
 ) -> list[dict[str, Any]]:
     """Insert one batch of clicks in conn's transaction, on the driver's cursor; a visitor seen
-    on the campaign in the last 24 h is not unique."""
+    on the campaign in the last 24 h is not unique, nor is a bot."""
     if not batch:
         return []
     cursor = driver_cursor(conn)

@@ -460,7 +460,9 @@ class ClickOut(Answer):
     country: str
     referrer: str
     is_bot: bool
-    is_unique: bool = Field(description="First click of this visitor on the campaign in 24 h.")
+    is_unique: bool = Field(
+        description="First click of this person on the campaign in 24 h; a bot's never is."
+    )
     # The click fields, in the order of trilha.dimensions.DIMENSIONS (a test keeps them in step).
     creative: str | None = None
     ad_id: str | None = None
