@@ -216,7 +216,7 @@ async def test_it_sends_unknown_slugs_to_the_domains_fallback_url(
     assert from_workspace.headers["location"] == "https://home.example.com/"
     assert from_domain.headers["location"] == "https://org.example.com/"
     assert on_default.status_code == 404
-    assert "does not exist" in on_default.text
+    assert "não existe" in on_default.text
     assert await fetch_all(db, clicks) == []
 
 
@@ -419,3 +419,30 @@ async def _drop_writer_connection(app: TrilhaApp, db: AsyncEngine) -> None:
 
     with pytest.raises(SQLAlchemyError):  # its own commit finds the connection closed
         await app.runtime.writer.transaction(close_driver_connection)
+
+
+@pytest.mark.parametrize(
+    ("accept_language", "lang", "text"),
+    [
+        ("pt-BR,pt;q=0.9,en;q=0.8", "pt-BR", "Este link não existe ou não está mais ativo."),
+        (None, "pt-BR", "Este link não existe ou não está mais ativo."),
+        ("en-US,en;q=0.9", "en", "This link does not exist or is no longer active."),
+    ],
+)
+async def test_a_visitor_reads_why_no_offer_follows_in_their_language(
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    accept_language: str | None,
+    lang: str,
+    text: str,
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="paused", status=CampaignStatus.PAUSED)
+    headers = {"accept-language": accept_language} if accept_language else {}
+
+    answers = [await client.get(path, headers=headers) for path in ("/r/paused", "/r/nope", "/r/!")]
+
+    for answer in answers:
+        assert answer.status_code == 404
+        assert f"<html lang={lang}>" in answer.text
+        assert text in answer.text

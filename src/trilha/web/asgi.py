@@ -84,11 +84,12 @@ async def send_html(
     status: int,
     message: str,
     *,
+    lang: str = "en",
     head_only: bool = False,
     extra: Iterable[tuple[bytes, bytes]] = (),
 ) -> None:
     body = (
-        "<!doctype html><html lang=en><meta charset=utf-8>"
+        f"<!doctype html><html lang={escape(lang)}><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width,initial-scale=1">'
         '<title>trilha</title><body style="font-family:system-ui;margin:4rem auto;max-width:32rem">'
         f"<p>{escape(message)}</p></body></html>"

@@ -12,6 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from trilha.click_writer import Redirect
 from trilha.clicks import ClickRequest, read_query
 from trilha.errors import StorageUnavailable
+from trilha.i18n import negotiate_locale, translator
 from trilha.runtime import Runtime
 from trilha.visitors import Visitor, client_ip, parse_device
 from trilha.web.asgi import (
@@ -27,18 +28,28 @@ from trilha.web.asgi import (
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 LOCATION_SAFE = string.punctuation.replace('"', "").replace("<", "").replace(">", "")
 
-NOT_FOUND_PAGE = "This link does not exist or is no longer active."
-UNAVAILABLE_PAGE = "Tracking is briefly unavailable. Please try again in a moment."
+# What an ad's visitor reads when no offer follows, in their browser's language (pt-BR first).
+NOT_FOUND_PAGE = "visitor.link_not_found"
+UNAVAILABLE_PAGE = "visitor.unavailable"
 
 
 async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
     method = scope["method"]
+    t = translator(
+        negotiate_locale(header_map(scope, (b"accept-language",)).get(b"accept-language"))
+    )
     if method not in ("GET", "HEAD"):
-        await send_html(send, 405, "Method not allowed.", extra=[(b"allow", b"GET, HEAD")])
+        await send_html(
+            send,
+            405,
+            t("visitor.method_not_allowed"),
+            lang=t.locale,
+            extra=[(b"allow", b"GET, HEAD")],
+        )
         return
     slug = scope["path"][3:]
     if not SLUG.fullmatch(slug):
-        await send_html(send, 404, NOT_FOUND_PAGE, head_only=method == "HEAD")
+        await send_html(send, 404, t(NOT_FOUND_PAGE), lang=t.locale, head_only=method == "HEAD")
         return
     request = click_request(runtime, scope, slug)
     try:
@@ -48,12 +59,17 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
             outcome = await runtime.clicks.record(request)
     except (StorageUnavailable, SQLAlchemyError, OSError):
         await send_html(
-            send, 503, UNAVAILABLE_PAGE, head_only=method == "HEAD", extra=[(b"retry-after", b"5")]
+            send,
+            503,
+            t(UNAVAILABLE_PAGE),
+            lang=t.locale,
+            head_only=method == "HEAD",
+            extra=[(b"retry-after", b"5")],
         )
         return
     location = outcome.location if isinstance(outcome, Redirect) else outcome.url
     if location is None:
-        await send_html(send, 404, NOT_FOUND_PAGE, head_only=method == "HEAD")
+        await send_html(send, 404, t(NOT_FOUND_PAGE), lang=t.locale, head_only=method == "HEAD")
         return
     await send(
         {
