@@ -12,7 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from trilha.click_writer import Redirect
 from trilha.clicks import ClickRequest, read_query
 from trilha.errors import StorageUnavailable
-from trilha.i18n import negotiate_locale, translator
+from trilha.i18n import Translator, negotiate_locale, translator
 from trilha.runtime import Runtime
 from trilha.visitors import Visitor, client_ip, parse_device
 from trilha.web.asgi import (
@@ -49,6 +49,7 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         return
     slug = scope["path"][3:]
     if not SLUG.fullmatch(slug):
+        t = _visitors_language(scope)
         await send_html(send, 404, t(NOT_FOUND_PAGE), lang=t.locale, head_only=method == "HEAD")
         return
     request = click_request(runtime, scope, slug)
@@ -58,6 +59,7 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         else:
             outcome = await runtime.clicks.record(request)
     except (StorageUnavailable, SQLAlchemyError, OSError):
+        t = _visitors_language(scope)
         await send_html(
             send,
             503,
@@ -69,6 +71,7 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         return
     location = outcome.location if isinstance(outcome, Redirect) else outcome.url
     if location is None:
+        t = _visitors_language(scope)
         await send_html(send, 404, t(NOT_FOUND_PAGE), lang=t.locale, head_only=method == "HEAD")
         return
     await send(
@@ -84,6 +87,12 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         }
     )
     await send({"type": "http.response.body", "body": b""})
+
+
+def _visitors_language(scope: Scope) -> Translator:
+    """Read only when no offer follows: the redirect itself needs no language."""
+    accepted = header_map(scope, (b"accept-language",)).get(b"accept-language")
+    return translator(negotiate_locale(accepted))
 
 
 def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
