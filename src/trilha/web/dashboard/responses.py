@@ -57,6 +57,8 @@ def render(
             "flash": flash,
             "version": __version__,
             "base_url": page.settings.base_url,
+            # Links shown with trilha's own default address reach this machine only.
+            "public_url_unset": page.settings.public_url is None,
             "here": request.url.path,
             **context,
         },
