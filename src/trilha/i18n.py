@@ -12,14 +12,16 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from babel.dates import format_skeleton
+from babel.numbers import format_currency, format_decimal, format_percent
+
 from trilha.accounts import LOCALES
-from trilha.money import MINOR_DIGITS
 
 DEFAULT_LOCALE = "pt-BR"
 CATALOG_DIR = Path(__file__).parent / "locale"
@@ -28,7 +30,6 @@ PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 VARIABLE = re.compile(r"\d+|'[^']*'|(?<=\(looked in: )[^)]*")
 # A conversion's status change in a reason: its two statuses are translated as statuses are.
 STATUS_CHANGE = re.compile(r"\b([a-z]+) → ([a-z]+)\b")
-CURRENCY_SYMBOLS = {"BRL": "R$", "USD": "US$", "EUR": "€", "GBP": "£"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,26 +95,59 @@ class Translator:
         )
         return re.sub("#", lambda _: next(names, "#"), template)
 
+    @property
+    def _cldr(self) -> str:
+        return self.locale.replace("-", "_")
+
     def number(self, value: Decimal | float, digits: int) -> str:
-        """A number with thousands grouped, as this language writes it.
+        """A number with thousands grouped, as this language writes it (Babel, CLDR).
 
         >>> translator("pt-BR").number(Decimal("1234.5"), 2), translator("en").number(1.25, 1)
         ('1.234,50', '1.2')
         """
-        text = f"{value:,.{digits}f}"
-        if self.locale == "pt-BR":
-            return text.translate(str.maketrans(",.", ".,"))
-        return text
+        pattern = "#,##0" + ("." + "0" * digits if digits else "")
+        return format_decimal(value, format=pattern, locale=self._cldr)
 
     def money(self, amount: Decimal | str, currency: str) -> str:
-        """An amount with its currency's symbol (or code) and minor digits.
+        """An amount with its currency's symbol and minor digits, the sign before the symbol
+        in Portuguese (``-R$ 40,17``); a plain space after the symbol, so the text copies as
+        it reads.
 
-        >>> translator("pt-BR").money(Decimal("1234.5"), "BRL"), translator("en").money(
-        ...     Decimal("500"), "JPY")
-        ('R$ 1.234,50', 'JPY 500')
+        >>> t, en = translator("pt-BR"), translator("en")
+        >>> t.money(Decimal("1234.5"), "BRL"), t.money(Decimal("-40.17"), "BRL")
+        ('R$ 1.234,50', '-R$ 40,17')
+        >>> t.money(Decimal("12.5"), "USD"), en.money(Decimal("500"), "JPY")
+        ('US$ 12,50', '¥500')
         """
-        number = self.number(Decimal(amount), MINOR_DIGITS.get(currency, 2))
-        return f"{CURRENCY_SYMBOLS.get(currency, currency)} {number}"
+        text = format_currency(Decimal(amount), currency, locale=self._cldr)
+        return text.replace("\xa0", " ")
+
+    def amount(self, value: Decimal | str) -> str:
+        """An exact amount without a currency, its cents always shown and finer digits kept.
+
+        >>> translator("pt-BR").amount("1234.5"), translator("pt-BR").amount(Decimal("0.0125"))
+        ('1.234,50', '0,0125')
+        """
+        return format_decimal(Decimal(value), format="#,##0.00##########", locale=self._cldr)
+
+    def percent(self, fraction: Decimal) -> str:
+        """A rate as a percentage with two decimals.
+
+        >>> translator("pt-BR").percent(Decimal("0.0125")), translator("en").percent(Decimal("1.5"))
+        ('1,25%', '150.00%')
+        """
+        return format_percent(fraction, format="#,##0.00%", locale=self._cldr)
+
+    def day(self, day: date) -> str:
+        """A day as this language writes it: 06/12/2026, or 12/6/2026 in English."""
+        return format_skeleton(
+            "yMd", datetime(day.year, day.month, day.day, tzinfo=UTC), locale=self._cldr
+        )
+
+    def month(self, first_day: date) -> str:
+        """A month: dez. de 2026, or Dec 2026 in English."""
+        moment = datetime(first_day.year, first_day.month, 1, tzinfo=UTC)
+        return format_skeleton("yMMM", moment, locale=self._cldr)
 
     def logged_amount(self, value: str | None, currency: str) -> str:
         """A postback log's value: money when it was read as one, else as it was sent.

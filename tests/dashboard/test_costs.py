@@ -25,6 +25,7 @@ async def test_the_model_is_set_days_entered_deleted_and_imported(
     campaign = await make_campaign(db, owner.workspace, name="Black Friday")
     await make_source(db, owner.workspace, name="Meta")
     today = datetime.now(ZoneInfo("America/Sao_Paulo")).date().isoformat()
+    shown = datetime.now(ZoneInfo("America/Sao_Paulo")).date().strftime("%d/%m/%Y")
     await page.goto(f"/w/{owner.workspace.id}/campaigns/{campaign.id}")
     await page.click("#campaign-costs")
     await expect(page.locator("h2")).to_have_text("Custo")
@@ -47,10 +48,11 @@ async def test_the_model_is_set_days_entered_deleted_and_imported(
     await expect(page.locator("#error-cost")).to_have_text("'abc' não é um valor")
     await page.fill("#field-cost", "1.234,56")
     await page.click("#cost-day-submit")
-    await expect(page.locator("#flash")).to_contain_text(f"Dia {today} salvo")
-    await expect(page.locator(f"#cost-day-{today}")).to_contain_text("1234.56")
+    await expect(page.locator("#flash")).to_contain_text(f"Dia {shown} salvo")
+    await expect(page.locator(f"#cost-day-{today}")).to_contain_text(shown)
+    await expect(page.locator(f"#cost-day-{today}")).to_contain_text("1.234,56")
     await page.locator(f"#cost-day-{today} .delete-cost-day").click()
-    await expect(page.locator("#flash")).to_contain_text(f"Dia {today} apagado")
+    await expect(page.locator("#flash")).to_contain_text(f"Dia {shown} apagado")
     assert await fetch_all(db, cost_days) == []
 
     bad = tmp_path / "bad.csv"
@@ -84,7 +86,7 @@ async def test_the_cost_page_fits_a_phone(page: Page, db: AsyncEngine, owner: Ac
     await page.select_option("#field-model", "revshare")
     await page.fill("#field-percent", "33,33")
     await page.click("#cost-model-submit")
-    await expect(page.locator("#cost-history")).to_contain_text("33.33 %")
+    await expect(page.locator("#cost-history")).to_contain_text("33,33 %")
 
     width = await page.evaluate("document.documentElement.scrollWidth")
     widest = await page.evaluate(WIDEST)

@@ -211,6 +211,7 @@ DASHBOARD: dict[str, Access] = {
     f"GET {D}": Access.VIEWER,
     f"GET {D}/reports": Access.VIEWER,
     f"GET {D}/reports/csv": Access.VIEWER,
+    f"GET {D}/reports/rows": Access.VIEWER,
     f"POST {D}/reports/columns": Access.VIEWER,
     f"POST {D}/rates": Access.MEMBER,
     f"POST {D}/rates/{{rate_id}}/delete": Access.MEMBER,

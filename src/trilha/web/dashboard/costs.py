@@ -95,7 +95,7 @@ async def enter_day(campaign_id: str, page: InWorkspace, conn: Db) -> Response:
     except InvalidInput as exc:
         day = Sent(values, field_errors(exc))
         return await _page(page, conn, campaign, day=day, status_code=422)
-    return redirect(page, _url(page, campaign), "costs.day_saved", day=values["day"])
+    return redirect(page, _url(page, campaign), "costs.day_saved", day=page.t.day(entry.day))
 
 
 @router.post(f"{URL}/days/delete")
@@ -107,7 +107,7 @@ async def forget_day(campaign_id: str, page: InWorkspace, conn: Db) -> Response:
     await days.delete_cost_day(
         conn, page.workspace, campaign.id, day, source_id=form["source_id"] or None
     )
-    return redirect(page, _url(page, campaign), "costs.day_deleted", day=day.isoformat())
+    return redirect(page, _url(page, campaign), "costs.day_deleted", day=page.t.day(day))
 
 
 async def sent_csv(request: Request) -> bytes | None:

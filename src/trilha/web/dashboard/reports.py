@@ -273,6 +273,12 @@ def _label(t: Translator, dimension: Dimension, label: str) -> str:
         return t("reports.none")
     if dimension is Dimension.STATUS:
         return t(f"conversion_status.{label}")
+    if dimension is Dimension.MONTH:
+        return t.month(date.fromisoformat(f"{label}-01"))
+    if dimension in (Dimension.DAY, Dimension.WEEK):
+        return t.day(date.fromisoformat(label))
+    if dimension is Dimension.HOUR:
+        return f"{t.day(date.fromisoformat(label[:10]))} {label[11:]}"
     return label
 
 
@@ -299,7 +305,7 @@ def format_metric(t: Translator, name: str, value: int | Decimal | None, currenc
     if value is None:
         return "—"
     if name in PERCENTAGES:
-        return f"{t.number(Decimal(value) * 100, 2)}%"
+        return t.percent(Decimal(value))
     if name in MULTIPLES:
         return f"{t.number(Decimal(value), 2)}x"
     if isinstance(value, Decimal):
