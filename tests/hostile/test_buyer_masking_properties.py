@@ -1,10 +1,11 @@
 """Properties of buyer-data masking and hashing: e-mails, CPFs and CNPJs never survive masking
-wherever they sit in a text, text without them is left as it was, masking is idempotent, and
-hashes do not depend on how the e-mail or phone was written."""
+wherever they sit in a text and however they are written, a bare number whose check digits fail
+and text without buyer data are left as they were, masking is idempotent, and hashes do not
+depend on how the e-mail or phone was written."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from trilha.privacy.hashes import normalise_email, normalise_phone, sha256_hex
@@ -40,14 +41,48 @@ def with_check_digits(base: list[int]) -> str:
     return "".join(map(str, digits))
 
 
-CPF = st.lists(st.integers(0, 9), min_size=9, max_size=9).map(with_check_digits)
-CNPJ = st.lists(st.integers(0, 9), min_size=12, max_size=12).map(with_check_digits)
+def varied(base: list[int]) -> list[int]:
+    """000.000.000-00 and the like hold their check digits but are no one's: one digit changed
+    makes them someone's."""
+    return base if len(set(base)) > 1 else [*base[:-1], (base[-1] + 1) % 10]
 
 
-def punctuated(digits: str) -> str:
+CPF = st.lists(st.integers(0, 9), min_size=9, max_size=9).map(varied).map(with_check_digits)
+CNPJ = st.lists(st.integers(0, 9), min_size=12, max_size=12).map(varied).map(with_check_digits)
+DOCUMENT = CPF | CNPJ
+
+
+def spellings(digits: str) -> list[tuple[str, str]]:
+    """A document as it is written where masking finds it, each with its name: bare, punctuated,
+    and a CNPJ's slash as a query string (%2F) or a JSON string (\\/) escapes it."""
     if len(digits) == 11:
-        return f"{digits[:3]}.{digits[3:6]}.{digits[6:9]}-{digits[9:]}"
-    return f"{digits[:2]}.{digits[2:5]}.{digits[5:8]}/{digits[8:12]}-{digits[12:]}"
+        punctuated = f"{digits[:3]}.{digits[3:6]}.{digits[6:9]}-{digits[9:]}"
+        return [("CPF, bare", digits), ("CPF, punctuated", punctuated)]
+    return [("CNPJ, bare", digits)] + [
+        (
+            f"CNPJ, punctuated with {slash}",
+            f"{digits[:2]}.{digits[2:5]}.{digits[5:8]}{slash}{digits[8:12]}-{digits[12:]}",
+        )
+        for slash in ("/", "%2F", "\\/")
+    ]
+
+
+def a_digit_off(digits: str, position: int, shift: int) -> str:
+    position %= len(digits)
+    return f"{digits[:position]}{(int(digits[position]) + shift) % 10}{digits[position + 1 :]}"
+
+
+CHECK_DIGIT = st.sampled_from([-1, -2])
+# A document with one digit written wrong, often a check digit: a check then fails, or (a digit
+# of the base, where the weights allow it) both still hold.
+NEAR_DOCUMENT = st.builds(
+    a_digit_off, DOCUMENT, CHECK_DIGIT | st.integers(0, 13), st.integers(1, 9)
+)
+WRITTEN_DOCUMENT = DOCUMENT.flatmap(lambda digits: st.sampled_from(spellings(digits)))
+# What stands right before and after a value in a query, a form, a JSON or a log line: never a
+# letter or a digit, which would make the value part of a longer word or number.
+OPENING = st.sampled_from([" ", "=", '"', ": ", "\n", "{", "[", ", "])
+CLOSING = st.sampled_from([" ", "&", '"', ",", "\n", "}", "]"])
 
 
 @given(AROUND, EMAIL, AROUND)
@@ -57,16 +92,33 @@ def test_no_e_mail_survives_masking(before: str, email: str, after: str) -> None
     assert email.replace("@", "%40") not in mask_patterns(f"{before}={email.replace('@', '%40')}&")
 
 
-@given(AROUND, CPF | CNPJ, st.booleans(), AROUND)
+@given(AROUND, OPENING, WRITTEN_DOCUMENT, CLOSING, AROUND)
 def test_no_cpf_or_cnpj_survives_masking(
-    before: str, digits: str, is_punctuated: bool, after: str
+    before: str, opening: str, written: tuple[str, str], closing: str, after: str
 ) -> None:
-    document = punctuated(digits) if is_punctuated else digits
-    if len(set(digits)) == 1:  # 000.000.000-00 and the like are no one's
-        return
-    masked = mask_patterns(f"{before} {document} {after}")
-    assert document not in masked
-    assert MASK in masked
+    spelling, document = written
+    event(spelling)
+
+    masked = mask_patterns(f"{before}{opening}{document}{closing}{after}")
+
+    assert masked == f"{before}{opening}{MASK}{closing}{after}"
+
+
+@given(AROUND, OPENING, DOCUMENT, CHECK_DIGIT, st.integers(1, 9), CLOSING, AROUND)
+def test_a_bare_number_whose_check_digits_fail_is_left_as_it_was(
+    before: str,
+    opening: str,
+    digits: str,
+    check_digit: int,
+    shift: int,
+    closing: str,
+    after: str,
+) -> None:
+    """An order id or a phone's digits are not a buyer's document: one check digit off, and the
+    number stays as it was written."""
+    text = f"{before}{opening}{a_digit_off(digits, check_digit, shift)}{closing}{after}"
+
+    assert mask_patterns(text) == text
 
 
 @given(st.text(st.characters(blacklist_characters="@%0123456789"), max_size=200))
@@ -80,11 +132,24 @@ def test_masking_is_idempotent_and_never_fails(text: str) -> None:
     assert mask_patterns(once) == once
 
 
-@given(st.text(max_size=20))
-def test_only_documents_with_their_check_digits_are_documents(digits: str) -> None:
-    if is_valid_document(digits):
-        assert len(digits) in (11, 14)
-        assert with_check_digits([int(d) for d in digits[: len(digits) - 2]]) == digits
+def holds_check_digits(text: str) -> bool:
+    return (
+        len(text) in (11, 14)
+        and text.isascii()
+        and text.isdigit()
+        and len(set(text)) > 1
+        and with_check_digits([int(d) for d in text[:-2]]) == text
+    )
+
+
+@given(
+    DOCUMENT | NEAR_DOCUMENT | st.text("0123456789", min_size=9, max_size=15) | st.text(max_size=20)
+)
+def test_a_number_is_a_document_exactly_when_its_check_digits_hold(text: str) -> None:
+    is_document = holds_check_digits(text)
+    event("a document" if is_document else "no document")
+
+    assert is_valid_document(text) == is_document
 
 
 @given(EMAIL, st.sampled_from(["", " ", "\t", "  "]), st.booleans())

@@ -239,11 +239,16 @@ async def test_a_merchants_export_columns_are_read_and_set_over_the_api(
     put = await client.put(columns_url, json=chosen, headers=owner.headers)
     after = await client.get(columns_url, headers=owner.headers)
     blank = await client.put(columns_url, json={**chosen, "txid": ""}, headers=owner.headers)
+    spaces = await client.put(
+        columns_url, json={**chosen, "value": " \r\x1c"}, headers=owner.headers
+    )
 
     assert before.json() == {"layout": "kiwify", "columns": None}
     assert put.status_code == 200
     assert after.json() == {"layout": "custom", "columns": {**chosen, "currency": ""}}
     assert blank.status_code == 422
+    assert spaces.status_code == 422
+    assert spaces.json()["errors"] == {"value": "Value error, names no column"}
     export = f"Pedido,Situação,Total,Quando\nK-1,paid,10.00,{TODAY}\n".encode()
     response = await upload(client, owner, workspace, merchant.id, export)
     assert response.status_code == 201, response.text

@@ -29,6 +29,7 @@ from trilha.web.api import (
     sources,
     workspaces,
 )
+from trilha.web.api.schemas import REQUEST_ERRORS
 
 RESOURCES = (
     me,
@@ -68,7 +69,9 @@ def operation_id(route: APIRoute) -> str:
     return route.name
 
 
-router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
+router = APIRouter(
+    prefix="/api/v1", generate_unique_id_function=operation_id, responses=REQUEST_ERRORS
+)
 router.include_router(health.router)
 for resource in RESOURCES:
     router.include_router(resource.router, dependencies=[Security(bearer)])

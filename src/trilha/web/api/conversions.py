@@ -20,7 +20,7 @@ from trilha.web.api.postback_schemas import (
     ConversionPage,
 )
 from trilha.web.api.routing import ApiRoute
-from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, AwareUtcDatetime
+from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, AwareUtcDatetime, error
 from trilha.web.auth import Db
 from trilha.workspaces import Role
 
@@ -101,6 +101,7 @@ async def get_conversion(conversion_id: str, membership: InWorkspace, conn: Db) 
     "/conversions/{conversion_id}",
     status_code=204,
     summary='Delete a test conversion (one "send test postback" made); others are kept',
+    responses={409: error("Not a test conversion: real sales are kept")},
 )
 async def delete_test_conversion(conversion_id: str, membership: InWorkspace, conn: Db) -> None:
     membership.require(Role.MEMBER)

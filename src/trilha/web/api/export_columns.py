@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from trilha.reconciliation.layouts import Columns, Layout
 from trilha.reconciliation.reconcile import choose_export_columns, export_columns
@@ -23,7 +23,16 @@ router = APIRouter(
     tags=["reconciliation"],
     responses=AUTH_ERRORS | NOT_FOUND,
 )
-Header = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+def naming_a_column(header: str) -> str:
+    """The header stripped, as Columns.of reads it: one of only spaces names no column."""
+    if not header.strip():
+        raise ValueError("names no column")
+    return header.strip()
+
+
+Header = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(naming_a_column)]
 
 
 class ColumnsModel(Input):

@@ -138,6 +138,13 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: error("Not found, or in a workspace you are not a member of")
 }
 CONFLICT: dict[int | str, dict[str, Any]] = {409: error("It would break a uniqueness rule")}
+# What any operation may answer before its handler runs, refused by the edge (trilha.web.edge)
+# or by the API's route class (trilha.web.api.routing).
+REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: error("A path, query, header or body that is no text: a NUL, bytes that are no UTF-8"),
+    408: error("The body did not arrive within the body timeout"),
+    413: error("The body is over the request body limit"),
+}
 
 
 class HealthOut(BaseModel):
