@@ -20,8 +20,8 @@ from trilha.reports.request import MAX_FILTERS, ReportQuery, parse_filter, run_r
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.report_schemas import ReportOut
 from trilha.web.api.routing import ApiRoute
-from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, Input
-from trilha.web.auth import ApiUser, Db
+from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, REPORT_LIMITS, Input
+from trilha.web.auth import ApiUser, Db, Reports
 
 router = APIRouter(
     route_class=ApiRoute,
@@ -70,9 +70,16 @@ def report_query(
 Asked = Annotated[ReportQuery, Depends(report_query)]
 
 
-@router.get("", summary="A report: rows by up to three levels, with totals")
-async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportOut:
-    report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
+@router.get(
+    "", summary="A report: rows by up to three levels, with totals", responses=REPORT_LIMITS
+)
+async def get_report(
+    membership: InWorkspace, conn: Db, reports: Reports, query: Asked
+) -> ReportOut:
+    workspace = membership.workspace
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
+    )
     return ReportOut.of(report)
 
 
@@ -80,11 +87,12 @@ async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportO
     "/csv",
     summary="A report as CSV for Excel in pt-BR (`;`, decimal comma, UTF-8 with BOM)",
     response_class=Response,
-    responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+    responses={**REPORT_LIMITS, 200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
 )
 async def export_report(
     membership: InWorkspace,
     conn: Db,
+    reports: Reports,
     query: Asked,
     column: Annotated[
         list[str] | None, Query(max_length=len(METRIC_NAMES), description="Metrics, in order")
@@ -93,7 +101,10 @@ async def export_report(
     columns = column or list(METRIC_NAMES)
     if any(name not in METRIC_NAMES for name in columns):
         raise InvalidInput({"column": "not a metric"})
-    report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
+    workspace = membership.workspace
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
+    )
     return Response(
         report_csv(report, columns).encode(),
         media_type="text/csv; charset=utf-8",

@@ -138,6 +138,10 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: error("Not found, or in a workspace you are not a member of")
 }
 CONFLICT: dict[int | str, dict[str, Any]] = {409: error("It would break a uniqueness rule")}
+REPORT_LIMITS: dict[int | str, dict[str, Any]] = {
+    429: error("The workspace's reports at once are running; retry after `Retry-After` seconds"),
+    503: error("The report ran past its time limit and was stopped; `Retry-After` says when"),
+}
 
 
 class HealthOut(BaseModel):
