@@ -51,6 +51,7 @@ from bench.harness import (
     run_wrk,
     seed,
     server,
+    tree_cpu,
 )
 from bench.prefill import prefill
 from trilha.accounts import create_api_key, create_user
@@ -65,6 +66,7 @@ SLUG = "load"
 CONNECTIONS = 64
 WARMUP_SECONDS = 3.0
 REPORTS_RUNNING = 1.0  # seconds the report clients get to be running before wrk starts
+IDLE_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,17 @@ def loaded(port: int, seconds: float, script: Path, seeded: Seeded, reports: int
     return phase(result, sum(answers, Counter()))
 
 
+def wait_until_idle(pid: int) -> None:
+    """Until the server has no report left to finish (one whose client gave up runs on): a
+    second in which it used under a tenth of a core."""
+    deadline = time.monotonic() + IDLE_TIMEOUT
+    while time.monotonic() < deadline:
+        before = tree_cpu(pid)
+        time.sleep(1.0)
+        if tree_cpu(pid) - before < 0.1:
+            return
+
+
 def fill(url: str, args: argparse.Namespace) -> Seeded:
     migrate(url)
     seeded = seed(url, seed_workspace)
@@ -177,11 +190,12 @@ def run(args: argparse.Namespace) -> tuple[list[Phase], list[Phase]]:
         alone: list[Phase] = []
         with_reports: list[Phase] = []
         command = [str(BIN / "trilha"), "serve"]
-        with server(command, port=port, cwd=here, env=env, log=here / "server.log"):
+        with server(command, port=port, cwd=here, env=env, log=here / "server.log") as proc:
             clicks_for(port, WARMUP_SECONDS, script)
             for round_no in range(1, args.rounds + 1):
                 alone.append(phase(clicks_for(port, args.seconds, script), Counter()))
                 with_reports.append(loaded(port, args.seconds, script, seeded, args.reports))
+                wait_until_idle(proc.pid)
                 print(
                     f"  round {round_no}: {show(alone[-1])} | {show(with_reports[-1])}", flush=True
                 )
