@@ -17,6 +17,8 @@ from tests.web.browsers import signed_in
 from tests.web.callers import make_owner
 from trilha.app import TrilhaApp
 from trilha.db.schema import clicks
+from trilha.errors import TooManyRequests
+from trilha.reports.limits import ReportLimiter
 from trilha.settings import Settings
 
 CLICKS = 300_000  # a report over them takes a good while longer than the queue wait below
@@ -74,6 +76,7 @@ async def test_a_click_is_recorded_while_a_report_runs(
     owner, workspace = await make_owner(db)
     campaign = await add_clicks(db, workspace, CLICKS)
     url = reports_url(workspace.id)
+    assert (await client.get(f"/r/{campaign.slug}")).status_code == 302  # the writer is running
 
     refused, running = await one_refused(
         asyncio.create_task(client.get(url, params=HEAVY_LEVELS, headers=owner.headers)),
@@ -85,7 +88,7 @@ async def test_a_click_is_recorded_while_a_report_runs(
     assert click.status_code == 302
     assert not running.done()  # the click's write did not wait for the report's read
     async with db.connect() as conn:
-        assert await conn.scalar(select(func.count()).select_from(clicks)) == CLICKS + 1
+        assert await conn.scalar(select(func.count()).select_from(clicks)) == CLICKS + 2
     assert (await running).status_code == 200
 
 
@@ -108,3 +111,41 @@ async def test_the_dashboard_says_when_a_workspace_runs_its_reports_at_once(
     assert refused.headers["retry-after"] == "10"
     assert "Ocupado: tente de novo em instantes" in refused.text
     assert "este workspace já roda 1 relatórios ao mesmo tempo, o seu limite" in refused.text
+
+
+async def test_a_report_waiting_for_its_turn_gets_it_when_one_ends_within_the_wait() -> None:
+    turns = ReportLimiter(at_once=1, queue_wait=30, time_limit=10)
+    ended = asyncio.Event()
+
+    async def hold() -> None:
+        async with turns.turn("busy"):
+            await ended.wait()
+
+    async def wait_for_a_turn() -> str:
+        async with turns.turn("busy"):
+            return "ran"
+
+    holder = asyncio.create_task(hold())
+    await asyncio.sleep(0)
+    waiter = asyncio.create_task(wait_for_a_turn())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    ended.set()
+
+    assert await waiter == "ran"
+    await holder
+
+
+async def test_turns_are_counted_per_workspace_and_given_back() -> None:
+    turns = ReportLimiter(at_once=2, queue_wait=0, time_limit=7.5)
+
+    async with turns.turn("busy"), turns.turn("busy"):
+        with pytest.raises(TooManyRequests) as refused:
+            async with turns.turn("busy"):
+                pass
+        async with turns.turn("other"):
+            pass
+    async with turns.turn("busy"), turns.turn("busy"):
+        pass
+
+    assert refused.value.retry_after == 8
