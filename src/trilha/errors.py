@@ -10,7 +10,8 @@ TrilhaError
  ├── BodyTooLarge          the request body is over its route's limit (413)
  ├── BodyTimeout           the request body did not arrive in time (408)
  ├── TooManyRequests       a limit was reached; carries the seconds until it lifts (429)
- └── StorageUnavailable    the database could not be reached or did not commit (503)
+ ├── StorageUnavailable    the database could not be reached or did not commit (503)
+ └── ReportTimedOut        a report's queries ran past their time limit (503, with Retry-After)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 
 class TrilhaError(Exception):
     status_code = 500
+    retry_after: int | None = None  # seconds, answered as Retry-After
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -71,6 +73,7 @@ class BodyTimeout(TrilhaError):
 
 class TooManyRequests(TrilhaError):
     status_code = 429
+    retry_after: int
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
@@ -79,3 +82,12 @@ class TooManyRequests(TrilhaError):
 
 class StorageUnavailable(TrilhaError):
     status_code = 503
+
+
+class ReportTimedOut(TrilhaError):
+    status_code = 503
+    retry_after: int
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

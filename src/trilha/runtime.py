@@ -1,5 +1,5 @@
-"""What a running trilha process holds: settings, the database engine, the click writer and the
-background upkeep."""
+"""What a running trilha process holds: settings, the database engine, the click writer, the
+reports' turns and the background upkeep."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from trilha.deliveries.worker import DeliveryWorker
 from trilha.group_commit import BlockingWriter
 from trilha.maintenance import run_maintenance
 from trilha.postbacks.writer import PostbackWriter
+from trilha.reports.limits import ReportLimiter
 from trilha.settings import Settings
 from trilha.visitors import CountryLookup
 
@@ -31,6 +32,7 @@ class Runtime:
     writer: BlockingWriter  # clicks' (and on SQLite postbacks')
     postback_writer: BlockingWriter  # the same on SQLite, which has one write lock
     deliveries: DeliveryWorker | None  # None when TRILHA_DELIVERY_WORKER is off
+    reports: ReportLimiter
     countries: CountryLookup = field(default_factory=CountryLookup)
     _upkeep: asyncio.Task[None] | None = None
 
@@ -51,6 +53,11 @@ class Runtime:
             writer=writer,
             postback_writer=postback_writer,
             deliveries=deliveries,
+            reports=ReportLimiter(
+                at_once=settings.reports_at_once,
+                queue_wait=settings.report_queue_wait,
+                time_limit=settings.report_timeout,
+            ),
             countries=CountryLookup(settings.geoip_database),
         )
 

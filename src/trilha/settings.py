@@ -58,6 +58,24 @@ class Settings(BaseSettings):
         le=300,
         description="Seconds a request's whole body may take to arrive; slower ones get 408.",
     )
+    report_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="Seconds a report's queries may run; past it the report stops and gets 503.",
+    )
+    reports_at_once: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Reports of one workspace that one server process runs at the same time.",
+    )
+    report_queue_wait: float = Field(
+        2.0,
+        ge=0,
+        le=60,
+        description="Seconds a report waits for one of its workspace's turns; then it gets 429.",
+    )
     postback_log_retention_days: int = Field(
         90, ge=1, le=3650, description="Days the postback log keeps each request."
     )

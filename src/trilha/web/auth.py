@@ -26,6 +26,7 @@ from trilha.accounts import (
 )
 from trilha.db.engine import truncate_wal
 from trilha.errors import NotAuthenticated, PermissionDenied
+from trilha.reports.limits import ReportLimiter
 from trilha.runtime import Runtime
 
 SESSION_COOKIE = "trilha_session"
@@ -54,6 +55,14 @@ async def db(request: Request) -> AsyncIterator[AsyncConnection]:
 
 # scope="function": commit before the response is sent, so a client never reads stale data.
 Db = Annotated[AsyncConnection, Depends(db, scope="function")]
+
+
+def report_limiter(request: Request) -> ReportLimiter:
+    return runtime_of(request).reports
+
+
+# Every report runs through it: ``await reports.run(conn, workspace_id, run_report, ...)``.
+Reports = Annotated[ReportLimiter, Depends(report_limiter)]
 
 
 async def wal_truncated(request: Request) -> AsyncIterator[None]:

@@ -16,7 +16,9 @@ async def trilha_error(_request: Request, exc: Exception) -> JSONResponse:
         body["errors"] = exc.fields
     elif isinstance(exc, Conflict) and exc.field:
         body["errors"] = {exc.field: exc.message}
-    headers = {"www-authenticate": "Bearer"} if exc.status_code == 401 else None
+    headers = {"www-authenticate": "Bearer"} if exc.status_code == 401 else {}
+    if exc.retry_after is not None:
+        headers["retry-after"] = str(exc.retry_after)
     return JSONResponse(body, status_code=exc.status_code, headers=headers)
 
 

@@ -30,8 +30,8 @@ from trilha.reports.request import (
 from trilha.web.api.dependencies import InWorkspace
 from trilha.web.api.report_schemas import ReportOut
 from trilha.web.api.routing import ApiRoute
-from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, Input
-from trilha.web.auth import ApiUser, Db
+from trilha.web.api.schemas import AUTH_ERRORS, NOT_FOUND, REPORT_LIMITS, Input
+from trilha.web.auth import ApiUser, Db, Reports
 
 router = APIRouter(
     route_class=ApiRoute,
@@ -102,9 +102,15 @@ Asked = Annotated[ReportQuery, Depends(report_query)]
     "",
     summary="A report: one level's rows, a page at a time, with the level's row count, the "
     "sum of the rows left out, and the totals",
+    responses=REPORT_LIMITS,
 )
-async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportOut:
-    report = await conn.run_sync(run_report, membership.workspace, query, now=datetime.now(UTC))
+async def get_report(
+    membership: InWorkspace, conn: Db, reports: Reports, query: Asked
+) -> ReportOut:
+    workspace = membership.workspace
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
+    )
     return ReportOut.of(report)
 
 
@@ -113,11 +119,12 @@ async def get_report(membership: InWorkspace, conn: Db, query: Asked) -> ReportO
     summary="A report as CSV for Excel in pt-BR (`;`, decimal comma, UTF-8 with BOM): every "
     "level at once, its top 100,000 rows by the sort, then a row with the sum of the rest",
     response_class=Response,
-    responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+    responses={**REPORT_LIMITS, 200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
 )
 async def export_report(
     membership: InWorkspace,
     conn: Db,
+    reports: Reports,
     query: Asked,
     column: Annotated[
         list[str] | None, Query(max_length=len(METRIC_NAMES), description="Metrics, in order")
@@ -126,9 +133,10 @@ async def export_report(
     columns = column or list(METRIC_NAMES)
     if any(name not in METRIC_NAMES for name in columns):
         raise InvalidInput({"column": "not a metric"})
+    workspace = membership.workspace
     every_level = replace(query, flat=True, parent=(), limit=CSV_ROWS, offset=0)
-    report = await conn.run_sync(
-        run_report, membership.workspace, every_level, now=datetime.now(UTC)
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, every_level, now=datetime.now(UTC)
     )
     return Response(
         report_csv(report, columns).encode(),

@@ -145,6 +145,10 @@ REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
     408: error("The body did not arrive within the body timeout"),
     413: error("The body is over the request body limit"),
 }
+REPORT_LIMITS: dict[int | str, dict[str, Any]] = {
+    429: error("The workspace's reports at once are running; retry after `Retry-After` seconds"),
+    503: error("The report ran past its time limit and was stopped; `Retry-After` says when"),
+}
 
 
 class HealthOut(BaseModel):

@@ -26,7 +26,7 @@ from trilha.i18n import Translator
 from trilha.macros import BUILTIN_MACROS
 from trilha.merchants import list_merchants
 from trilha.validation import require_url_template
-from trilha.web.auth import Db
+from trilha.web.auth import Db, Reports, runtime_of
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.reports import CAMPAIGN_FIGURES, campaigns_today
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -40,10 +40,10 @@ NEW_CAMPAIGN = dict.fromkeys(FIELDS, "") | {"status": "active", "sample": SAMPLE
 
 
 @router.get("/w/{workspace_id}/campaigns")
-async def campaign_list(page: InWorkspace, conn: Db) -> Response:
+async def campaign_list(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     campaigns = await list_campaigns(conn, page.workspace)
     sources = {s.id: s.name for s in await list_sources(conn, page.workspace)}
-    today = await campaigns_today(page, conn)
+    today = await campaigns_today(page, conn, reports)
     rows = [_row(page, campaign, sources, today) for campaign in campaigns]
     context = {"rows": rows, "section": "campaigns", "today_figures": CAMPAIGN_FIGURES}
     return render(page, "dashboard/campaigns/list.html", context)
@@ -106,7 +106,7 @@ async def save_campaign(campaign_id: str, page: InWorkspace, conn: Db) -> Respon
 
 
 @router.post("/w/{workspace_id}/campaigns/{campaign_id}/status")
-async def set_status(campaign_id: str, page: InWorkspace, conn: Db) -> Response:
+async def set_status(campaign_id: str, page: InWorkspace, conn: Db, reports: Reports) -> Response:
     """Pause or activate; htmx gets the campaign's new table row, a plain form a redirect."""
     page.require(Role.MEMBER)
     status = (await read_form(page.request))["status"]
@@ -115,7 +115,9 @@ async def set_status(campaign_id: str, page: InWorkspace, conn: Db) -> Response:
     )
     if page.request.headers.get("hx-request"):
         sources = {s.id: s.name for s in await list_sources(conn, page.workspace)}
-        today = await campaigns_today(page, conn)
+        # Today's figures are read apart, so that the write lock is not held while they add up.
+        async with runtime_of(page.request).read_engine.begin() as read:
+            today = await campaigns_today(page, read, reports)
         context = {"row": _row(page, campaign, sources, today)}
         return render(page, "partials/campaign_row.html", context)
     key = "campaigns.paused" if campaign.status is CampaignStatus.PAUSED else "campaigns.activated"

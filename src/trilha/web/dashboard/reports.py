@@ -21,6 +21,7 @@ from trilha.reports.columns import report_columns, save_report_columns
 from trilha.reports.dimensions import TIME, Dimension
 from trilha.reports.export import report_csv
 from trilha.reports.home import Home, home
+from trilha.reports.limits import ReportLimiter
 from trilha.reports.metrics import METRIC_NAMES, MULTIPLES, PERCENTAGES, SIGNED, Counts, metrics
 from trilha.reports.periods import Preset
 from trilha.reports.request import (
@@ -32,7 +33,7 @@ from trilha.reports.request import (
     read_query,
     run_report,
 )
-from trilha.web.auth import Db
+from trilha.web.auth import Db, Reports
 from trilha.web.dashboard.conversions import workspace_names
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, local_path, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
@@ -53,11 +54,11 @@ _NAMED = {
 
 
 @router.get("/w/{workspace_id}")
-async def home_page(page: InWorkspace, conn: Db) -> Response:
+async def home_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     workspace = page.workspace
     if not await list_campaigns(conn, workspace):  # a new workspace: where to begin
         return render(page, "dashboard/reports/home.html", {"section": "home", "first_steps": True})
-    screen: Home = await conn.run_sync(home, workspace, now=datetime.now(UTC))
+    screen: Home = await reports.run(conn, workspace.id, home, workspace, now=datetime.now(UTC))
     context = {
         "section": "home",
         "first_steps": False,
@@ -81,19 +82,22 @@ async def home_page(page: InWorkspace, conn: Db) -> Response:
 
 
 @router.get("/w/{workspace_id}/reports")
-async def report_page(page: InWorkspace, conn: Db) -> Response:
+async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     names = await _names(page, conn)
     params = page.request.query_params
     errors: dict[str, str] = {}
+    workspace = page.workspace
     try:
         query = read_query(params.get, lambda name: _many(params, name, names))
-        report: Report = await conn.run_sync(
-            run_report, page.workspace, query, now=datetime.now(UTC)
+        report: Report = await reports.run(
+            conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
         )
     except InvalidInput as exc:
         errors = field_errors(exc)
         query = ReportQuery()
-        report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+        report = await reports.run(
+            conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
+        )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     t, currency = page.t, report.currency
     here = _report_url(page, query)
@@ -131,13 +135,16 @@ async def report_page(page: InWorkspace, conn: Db) -> Response:
 
 
 @router.get("/w/{workspace_id}/reports/rows")
-async def report_rows(page: InWorkspace, conn: Db) -> Response:
+async def report_rows(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     """A level's rows under a row the user opened, or the next page of a level: table rows
     to put in place in the report (htmx)."""
     names = await _names(page, conn)
     params = page.request.query_params
     query = read_query(params.get, lambda name: _many(params, name, names))
-    report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    workspace = page.workspace
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
+    )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     context = {"query": query, **_level_rows(page, query, report, columns)}
     return render(page, "dashboard/reports/rows.html", context)
@@ -181,12 +188,15 @@ def _rows_url(page: Page, query: ReportQuery) -> str:
 
 
 @router.get("/w/{workspace_id}/reports/csv")
-async def report_csv_download(page: InWorkspace, conn: Db) -> Response:
+async def report_csv_download(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     names = await _names(page, conn)
     params = page.request.query_params
     query = read_query(params.get, lambda name: _many(params, name, names))
+    workspace = page.workspace
     every_level = replace(query, flat=True, parent=(), limit=CSV_ROWS, offset=0)
-    report = await conn.run_sync(run_report, page.workspace, every_level, now=datetime.now(UTC))
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, every_level, now=datetime.now(UTC)
+    )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     return Response(
         report_csv(report, columns).encode(),
@@ -208,10 +218,15 @@ async def choose_columns(page: InWorkspace, conn: Db) -> Response:
     return redirect(page, back, "reports.columns_saved")
 
 
-async def campaigns_today(page: Page, conn: Db) -> dict[str, list[tuple[str, str]]]:
+async def campaigns_today(
+    page: Page, conn: Db, reports: ReportLimiter
+) -> dict[str, list[tuple[str, str]]]:
     """Each campaign's CAMPAIGN_FIGURES today (a campaign without clicks or sales: zeros)."""
     query = ReportQuery(preset=Preset.TODAY, limit=None)  # every campaign the list shows
-    report = await conn.run_sync(run_report, page.workspace, query, now=datetime.now(UTC))
+    workspace = page.workspace
+    report = await reports.run(
+        conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
+    )
     today = {row.key[0]: row.counts for row in report.rows}
     return {
         campaign_id: metric_cells(page.t, counts, report.currency, CAMPAIGN_FIGURES)

@@ -140,7 +140,10 @@ def login_redirect(request: Request) -> Response:
 def error_page(request: Request, exc: TrilhaError) -> HTMLResponse:
     t = request_translator(request)
     status = exc.status_code
-    title = f"error.title_{status}" if status in (401, 403, 404, 409, 422) else "error.title"
+    title = (
+        f"error.title_{status}" if status in (401, 403, 404, 409, 422, 429, 503) else "error.title"
+    )
+    headers = {"retry-after": str(exc.retry_after)} if exc.retry_after is not None else None
     return TEMPLATES.TemplateResponse(
         request,
         "dashboard/error.html",
@@ -153,4 +156,5 @@ def error_page(request: Request, exc: TrilhaError) -> HTMLResponse:
             "version": __version__,
         },
         status_code=exc.status_code,
+        headers=headers,
     )
