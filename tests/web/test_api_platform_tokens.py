@@ -35,6 +35,8 @@ ISSUED = {
     "hubla": "hb_7QmZ2pL7vN4tR8yW1Xk9eSs",
     "lastlink": "c0a8f3e2-77b1-4d9a-bf2e-1d6c5a4e3f21",
     "payt": "9e107d9d372bb6826bd81d3542a419d6",
+    # Doppus shows the token in its panel; no integration shows one, so its shape is a guess.
+    "doppus": "dp7Qx2mK9vL4tR8wZ3nB6cY1",
 }
 
 

@@ -119,6 +119,11 @@ PLATFORM_FIELDS: Final[Mapping[str, BuyerFields]] = {
     "kirvano": BuyerFields(
         masked=("customer",), email=("customer.email",), phone=("customer.phone_number",)
     ),
+    "doppus": BuyerFields(
+        masked=("customer", "address", "data.customer", "data.address"),
+        email=("customer.email", "data.customer.email"),
+        phone=("customer.phone", "data.customer.phone"),
+    ),
 }
 
 

@@ -9,6 +9,7 @@ from typing import Final
 from trilha.postbacks.platforms import (
     braip,
     cakto,
+    doppus,
     eduzz,
     eduzz_v3,
     generic,
@@ -42,6 +43,7 @@ _PLATFORMS = (
     hubla,
     lastlink,
     payt,
+    doppus,
 )
 
 PRESETS: Final[dict[str, Preset]] = {module.PRESET.name: module.PRESET for module in _PLATFORMS}
