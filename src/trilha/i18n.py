@@ -39,12 +39,21 @@ class Translator:
     errors: Mapping[str, str]
 
     def __call__(self, key: str, **params: object) -> str:
-        """The text for ``key`` (the key itself when missing), ``{name}`` filled from params.
+        """The text for ``key`` (the key itself when missing), ``{name}`` filled from params;
+        with a ``count`` or ``n`` of exactly 1, the key's singular (``key.one``) where the
+        catalog has one: "0 entregas", "1 entrega", as Brazilians write them (CLDR's
+        Portuguese rule would make 0 singular too).
 
         >>> Translator("en", {"hi": "Hi {name}, {click_id}"}, {})("hi", name="Ana")
         'Hi Ana, {click_id}'
+        >>> t = Translator("pt-BR", {"q": "{count} entregas", "q.one": "{count} entrega"}, {})
+        >>> t("q", count=1), t("q", count=0), t("q", count="2"), t("q", count="1")
+        ('1 entrega', '0 entregas', '2 entregas', '1 entrega')
         """
         text = self.ui.get(key, key)
+        amount = params.get("count", params.get("n"))
+        if amount in (1, "1") and not isinstance(amount, bool):  # a flash keeps it as text
+            text = self.ui.get(f"{key}.one", text)
         if not params:
             return text
         return PLACEHOLDER.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
