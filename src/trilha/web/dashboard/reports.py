@@ -288,6 +288,8 @@ def _label(t: Translator, dimension: Dimension, label: str) -> str:
         return t("reports.none")
     if dimension is Dimension.STATUS:
         return t(f"conversion_status.{label}")
+    if dimension is Dimension.DEVICE and f"device.{label}" in t.ui:
+        return t(f"device.{label}")
     if dimension is Dimension.MONTH:
         return t.month(date.fromisoformat(f"{label}-01"))
     if dimension in (Dimension.DAY, Dimension.WEEK):
