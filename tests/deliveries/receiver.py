@@ -64,6 +64,7 @@ class Receiver:
                 kind = parts.path.strip("/").split("/")[0]
                 if kind == "hang":
                     receiver._release.wait(30)
+                    self.close_connection = True  # hang up: the client is not left waiting
                     return
                 headers: list[tuple[str, str]] = []
                 code = int(kind) if kind.isdigit() else 200

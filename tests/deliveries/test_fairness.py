@@ -3,6 +3,7 @@ other workspaces' deliveries go out beside it, and after a few unanswered reques
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import httpx
@@ -13,57 +14,95 @@ from tests.deliveries.conftest import click_on, eventually, make_destination, re
 from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, make_workspace
 from trilha.db.schema import delivery_attempts, destinations
-from trilha.deliveries.destinations import Spec
+from trilha.deliveries.destinations import Destination, Spec
 from trilha.deliveries.kinds import Kind
 from trilha.deliveries.lifecycle import UNANSWERED_LIMIT
 from trilha.settings import Settings
+from trilha.workspaces import Workspace
 
 HANGING_SALES = 300
 
 
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    """A timeout long enough that no slot frees up while the healthy delivery is awaited."""
-    return settings.model_copy(update={"delivery_timeout": 6.0})
-
-
-async def test_a_hanging_destination_leaves_another_workspace_its_delivery(
-    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
-) -> None:
-    stuck, healthy = await make_workspace(db), await make_workspace(db)
+async def hanging_sales(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver, n: int
+) -> Destination:
+    """A workspace whose tracker never answers, and ``n`` sales it must be told of."""
+    stuck = await make_workspace(db)
     hanging = await make_destination(
         db,
         stuck,
         Spec("Slow tracker", Kind.POSTBACK, receiver.url("/hang?c={conversion_id}")),
         settings=settings,
     )
+    click = await click_on(client, db, stuck)
+    for sale in range(n):
+        await report(client, stuck, click["id"], txid=f"T{sale}")
+    return hanging
+
+
+async def healthy_workspace(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, receiver: Receiver
+) -> tuple[Workspace, str]:
+    healthy = await make_workspace(db)
     await make_destination(
         db, healthy, Spec("Tracker", Kind.POSTBACK, receiver.url("/ok")), settings=settings
     )
-    stuck_click, healthy_click = (
-        await click_on(client, db, stuck),
-        await click_on(client, db, healthy),
-    )
-    for n in range(HANGING_SALES):
-        await report(client, stuck, stuck_click["id"], txid=f"T{n}")
+    click = await click_on(client, db, healthy)
+    return healthy, str(click["id"])
 
-    await report(client, healthy, healthy_click["id"])
-    await eventually(lambda: _true(bool(receiver.at("/ok"))), timeout=4.0)
 
-    # Every slot but the destination's few was free: the healthy sale went out while the
-    # hanging requests still hung, none of them answered yet.
-    assert len(receiver.at("/hang")) == settings.delivery_per_destination
-    assert await fetch_all(db, delivery_attempts, outcome="temporary") == []
+class TestBesideAHangingHost:
+    @pytest.fixture
+    def settings(self, settings: Settings) -> Settings:
+        """No hanging request times out while the test runs: each slot it takes stays taken."""
+        return settings.model_copy(update={"delivery_timeout": 90.0})
 
-    async def timed_out() -> bool:
-        found = await fetch_all(db, delivery_attempts, outcome="temporary")
-        return len(found) == settings.delivery_per_destination
+    async def test_another_workspaces_delivery_goes_out_while_the_host_hangs(
+        self,
+        client: httpx.AsyncClient,
+        db: AsyncEngine,
+        settings: Settings,
+        receiver: Receiver,
+    ) -> None:
+        healthy, click_id = await healthy_workspace(client, db, settings, receiver)
+        await hanging_sales(client, db, settings, receiver, HANGING_SALES)
 
-    await eventually(timed_out, timeout=15.0)
-    [row] = await fetch_all(db, destinations, id=hanging.id)
-    assert row["unanswered"] >= UNANSWERED_LIMIT
-    assert row["paused_until"] > datetime.now(UTC)
-    assert len(receiver.at("/hang")) == settings.delivery_per_destination  # paused: no more
+        await report(client, healthy, click_id)
+        # Well before any hanging request could time out: every slot but the hanging
+        # destination's few was free for it.
+        await eventually(lambda: _true(bool(receiver.at("/ok"))), timeout=45.0)
+
+        assert len(receiver.at("/hang")) == settings.delivery_per_destination
+        assert await fetch_all(db, delivery_attempts, outcome="temporary") == []
+
+
+class TestAHostThatStopsAnswering:
+    @pytest.fixture
+    def settings(self, settings: Settings) -> Settings:
+        return settings.model_copy(update={"delivery_timeout": 1.0})
+
+    async def test_gets_one_request_at_a_time_then_pauses(
+        self,
+        client: httpx.AsyncClient,
+        db: AsyncEngine,
+        settings: Settings,
+        receiver: Receiver,
+    ) -> None:
+        hanging = await hanging_sales(client, db, settings, receiver, 20)
+
+        async def paused() -> bool:
+            [row] = await fetch_all(db, destinations, id=hanging.id)
+            return bool(row["paused_until"])
+
+        await eventually(paused, timeout=30.0)
+        [row] = await fetch_all(db, destinations, id=hanging.id)
+        sent = len(receiver.at("/hang"))
+        await asyncio.sleep(4 * settings.delivery_poll_interval + settings.delivery_timeout)
+
+        assert row["unanswered"] >= UNANSWERED_LIMIT
+        assert row["paused_until"] > datetime.now(UTC)
+        assert sent <= settings.delivery_per_destination  # no more once one went unanswered
+        assert len(receiver.at("/hang")) == sent  # and none while it is paused
 
 
 async def _true(value: bool) -> bool:
