@@ -33,6 +33,13 @@ TEMPLATES: Final[dict[str, str]] = {
     "binom": "https://BINOM-DOMAIN/click.php?cnv_id={sub1}&payout={payout}&cnv_status={status}"
     "&cnv_currency={currency}",
 }
+# Each tracker's name as its maker writes it.
+TRACKER_NAMES: Final[dict[str, str]] = {
+    "keitaro": "Keitaro",
+    "voluum": "Voluum",
+    "redtrack": "RedTrack",
+    "binom": "Binom",
+}
 
 
 def check_template(template: str, field: str = "url") -> str:

@@ -18,7 +18,7 @@ from trilha.deliveries.destinations import Destination, Spec
 from trilha.deliveries.kinds import Kind, Method
 from trilha.deliveries.log import DeliveryFilter, list_deliveries, resend_range
 from trilha.deliveries.notices import list_notices, mark_read
-from trilha.deliveries.postback import TEMPLATES
+from trilha.deliveries.postback import TEMPLATES, TRACKER_NAMES
 from trilha.deliveries.send import Policy, Sent
 from trilha.deliveries.trial import send_test
 from trilha.errors import InvalidInput
@@ -52,7 +52,7 @@ async def destination_list(page: InWorkspace, conn: Db) -> Response:
         "section": "destinations",
         "destinations": await store.list_destinations(conn, page.workspace),
         "notices": await list_notices(conn, page.workspace, unread_only=True),
-        "templates": TEMPLATES,
+        "templates": TRACKER_NAMES,
     }
     return render(page, "dashboard/destinations/list.html", context)
 
@@ -64,7 +64,7 @@ async def new_destination(
     page.require(Role.MEMBER)
     chosen = Kind(kind) if kind in {k.value for k in Kind} else Kind.POSTBACK
     values = {"kind": chosen.value, "url": TEMPLATES.get(template, ""), "method": "GET"}
-    values["name"] = template.capitalize() if template in TEMPLATES else ""
+    values["name"] = TRACKER_NAMES.get(template, "")
     return await _form(page, conn, values, {})
 
 

@@ -1,4 +1,5 @@
-"""A click's device reads in the page's language: in a report by device and on the click's page."""
+"""Values shown as the page's language and their makers write them: a click's device in a report
+and on its page, a tracker's name."""
 
 from __future__ import annotations
 
@@ -33,3 +34,18 @@ async def test_a_phone_is_a_celular_in_a_report_and_on_its_click(
         assert "Celular" in page.text
         assert ">mobile<" not in page.text
         assert "mobile ·" not in page.text
+
+
+async def test_trackers_are_named_as_their_makers_write_them(
+    app: TrilhaApp, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    browser, _ = await signed_in(app, db, owner.user)
+
+    async with browser:
+        listed = await browser.get(f"/w/{workspace.id}/destinations")
+        form = await browser.get(f"/w/{workspace.id}/destinations/new?template=redtrack")
+
+    assert ">RedTrack</a>" in listed.text
+    assert 'value="RedTrack"' in form.text
+    assert "Redtrack" not in listed.text + form.text
