@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trilha.macros import MACRO, compile_template, fill_macros
+from trilha.macros import MACRO, compile_template, fill_macros, origin_end
 
 NAME = st.from_regex(r"[A-Za-z][A-Za-z0-9_.\-]{0,8}", fullmatch=True)
 VALUE = st.text(st.characters(exclude_categories=["Cs"]), max_size=40) | NAME.map(
@@ -46,7 +46,10 @@ def test_it_splits_any_template_into_the_text_it_was(template: str) -> None:
 def test_it_fills_each_macro_once_and_never_the_values_it_put_in(
     template: str, values: dict[str, str]
 ) -> None:
-    once = MACRO.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+    # A macro in the scheme or authority (before origin_end) would choose where the URL leads:
+    # it is never filled.
+    end = origin_end(template)
+    once = template[:end] + MACRO.sub(lambda m: values.get(m.group(1), m.group(0)), template[end:])
 
     assert unquote(fill_macros(template, values)) == once
 
@@ -73,3 +76,8 @@ def test_a_value_reads_back_from_the_part_of_the_url_it_landed_in(
     assert (c, unquote(segment), x) == ("c", in_path, "x")
     assert parse_qsl(url.query, keep_blank_values=True) == [("src", in_query), ("k", "1")]
     assert unquote(url.fragment) == f"f={in_fragment}"
+
+
+def test_a_macro_where_the_url_leads_is_never_filled() -> None:
+    """The example hypothesis found: a scheme-relative URL whose host is a macro."""
+    assert fill_macros("//{A}", {"A": "evil.test"}) == "//{A}"
