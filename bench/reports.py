@@ -59,21 +59,20 @@ from trilha.db.schema import (
 )
 from trilha.event_types import BUILTIN
 from trilha.ids import mint_click_id, new_id
-from trilha.reports.builder import build_report
 from trilha.reports.dimensions import Dimension
 from trilha.reports.home import home
 from trilha.reports.periods import Preset, resolve_period
-from trilha.reports.query import Selection
+from trilha.reports.request import ReportQuery, run_report
 from trilha.reports.rollups import rebuild_rollups
 from trilha.workspaces import Workspace
 
 CHUNK = 20_000
 ZONE = ZoneInfo("America/Sao_Paulo")
-REPORTS: dict[str, tuple[Preset, tuple[Dimension, ...]]] = {
-    "by campaign": (Preset.LAST_30_DAYS, (Dimension.CAMPAIGN,)),
-    "by day": (Preset.LAST_30_DAYS, (Dimension.DAY,)),
-    "drilldown": (Preset.LAST_30_DAYS, (Dimension.CAMPAIGN, Dimension.SOURCE, Dimension.SUB1)),
+REPORTS: dict[str, tuple[Dimension, ...]] = {
+    "by campaign": (Dimension.CAMPAIGN,),
+    "by day": (Dimension.DAY,),
 }
+DRILLDOWN = (Dimension.CAMPAIGN, Dimension.SOURCE, Dimension.SUB1)
 
 
 def fill(engine: Engine, *, clicks_wanted: int, conversions_wanted: int, days: int) -> str:
@@ -288,19 +287,34 @@ def measure(engine: Engine, workspace_id: str, rounds: int) -> dict[str, tuple[f
         )
         return int(conn.execute(query).scalar_one())
 
-    def report(preset: Preset, levels: tuple[Dimension, ...]) -> Callable[[Connection], int]:
-        selection = Selection(workspace_id, resolve_period(preset, ZONE, now), levels, {})
-        return lambda conn: len(build_report(conn, selection, currency="BRL").rows)
+    with engine.connect() as conn:
+        row = conn.execute(select(workspaces).where(workspaces.c.id == workspace_id)).one()
+    workspace = Workspace(**{f: getattr(row, f) for f in Workspace.__dataclass_fields__})
+
+    def page(levels: tuple[Dimension, ...], parent: tuple[str, ...] = ()) -> ReportQuery:
+        return ReportQuery(Preset.LAST_30_DAYS, timezone=ZONE.key, group_by=levels, parent=parent)
+
+    def report(query: ReportQuery) -> Callable[[Connection], int]:
+        return lambda conn: len(run_report(conn, workspace, query, now=now).rows)
 
     def home_screen(conn: Connection) -> int:
-        row = conn.execute(select(workspaces).where(workspaces.c.id == workspace_id)).one()
-        workspace = Workspace(**{f: getattr(row, f) for f in Workspace.__dataclass_fields__})
         screen = home(conn, workspace, now=now)
         return len(screen.today.rows) + len(screen.days.rows) + len(screen.health.outcomes)
 
+    # The drilldown as the dashboard opens it: the first page of each level under the top row
+    # of the one above.
+    parent: tuple[str, ...] = ()
+    drilldown: dict[str, Callable[[Connection], int]] = {}
+    with engine.connect() as conn:
+        for depth in range(len(DRILLDOWN)):
+            query = page(DRILLDOWN, parent)
+            drilldown[f"drilldown {depth + 1}"] = report(query)
+            rows = run_report(conn, workspace, query, now=now).rows
+            parent = rows[0].key if rows else (*parent, "")
     work = {
         "count": count,
-        **{n: report(*spec) for n, spec in REPORTS.items()},
+        **{n: report(page(levels)) for n, levels in REPORTS.items()},
+        **drilldown,
         "home": home_screen,
     }
     return {name: _median(engine, fn, rounds) for name, fn in work.items()}

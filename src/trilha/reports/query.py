@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Connection,
     Integer,
@@ -47,6 +49,7 @@ from trilha.reports.dimensions import (
 from trilha.reports.periods import Period
 
 HOUR = 3600
+DAY = 86400
 QUARTER = 900  # every time zone's offset is a whole number of quarter hours
 
 
@@ -89,8 +92,42 @@ def _in_whole_hours(period: Period) -> bool:
     )
 
 
-def _slot_width(selection: Selection) -> int:
-    return HOUR if _in_whole_hours(selection.period) else QUARTER
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """How a report's times are grouped in SQL: ``(UTC seconds + shift) // width``. By local
+    day when no level is finer and the zone's offset holds over the whole period (the offset is
+    the shift), else by hour or quarter hour, folded into the report's buckets in Python."""
+
+    width: int
+    shift: int = 0
+
+    def start(self, slot: int) -> int:
+        """The UTC second a slot starts at."""
+        return slot * self.width - self.shift
+
+
+def _slots(selection: Selection, finest: int) -> Slots:
+    """The widest slots that fold exactly into the report's buckets; ``finest``: the slots its
+    source can give (an hour for the rollups, a quarter hour for rows)."""
+    if Dimension.HOUR not in selection.group_by:
+        offset = constant_offset(selection.period)
+        if offset is not None and offset % finest == 0:
+            return Slots(DAY, offset)
+    return Slots(finest)
+
+
+def constant_offset(period: Period) -> int | None:
+    """The zone's offset from UTC in seconds, when it is the same at every local midnight of
+    the period and at its end (no change of summer time within); None otherwise."""
+    moments = [period.end.astimezone(period.zone)]
+    day = period.first
+    while day <= period.last:
+        moments.append(datetime.combine(day, time(), tzinfo=period.zone))
+        day += timedelta(days=1)
+    offsets = {moment.utcoffset() for moment in moments}
+    (offset, *others) = offsets
+    seconds = None if offset is None else int(offset.total_seconds())
+    return None if others else seconds
 
 
 def _whole_hours(offset: Any) -> bool:
@@ -101,21 +138,23 @@ def click_counts(conn: Connection, selection: Selection) -> Iterator[tuple[Group
     """(clicks, unique clicks, bot clicks) per slot and dimension values; a key may come more
     than once (from the hours and the days of the rollups), to be added up."""
     if uses_rollups(selection):
-        queries = [(query, HOUR) for query in _rollup_queries(selection)]
+        slots = _slots(selection, HOUR)
+        queries = _rollup_queries(selection, slots)
     else:
-        queries = [(_raw_click_query(conn, selection), QUARTER)]
-    for query, width in queries:
+        slots = _slots(selection, QUARTER)
+        queries = [_raw_click_query(conn, selection, slots)]
+    for query in queries:
         for row in conn.execute(query):
             if row.n:  # no group: one row of NULL sums when nothing matched
-                yield _grouped(row, selection, width), [int(row.n), int(row.u), int(row.b)]
+                yield _grouped(row, selection, slots), [int(row.n), int(row.u), int(row.b)]
 
 
-def _grouped(row: Any, selection: Selection, width: int) -> Grouped:
-    slot = int(row.slot) * width if selection.has_time else None
+def _grouped(row: Any, selection: Selection, slots: Slots) -> Grouped:
+    slot = slots.start(int(row.slot)) if selection.has_time else None
     return slot, tuple("" if v is None else str(v) for v in row[1 : 1 + len(selection.dimensions)])
 
 
-def _rollup_queries(selection: Selection) -> list[Select[Any]]:
+def _rollup_queries(selection: Selection, slots: Slots) -> list[Select[Any]]:
     """The hours of the period; by sub1 without time levels, its whole UTC days from the daily
     sums and only the hours at either end from the hourly ones."""
     start, end = (
@@ -123,21 +162,26 @@ def _rollup_queries(selection: Selection) -> list[Select[Any]]:
     )
     named = {*selection.dimensions, *selection.filters}
     if Dimension.SUB1 not in named:
-        return [_rollup_query(click_hours, "hour", start, end, selection)]
+        return [_rollup_query(click_hours, "hour", start, end, selection, slots)]
     first_day, last_day = -(-start // 24), end // 24
     if selection.has_time or first_day >= last_day:
-        return [_rollup_query(click_sub1_hours, "hour", start, end, selection)]
+        return [_rollup_query(click_sub1_hours, "hour", start, end, selection, slots)]
     return [
-        _rollup_query(click_sub1_hours, "hour", start, first_day * 24, selection),
-        _rollup_query(click_sub1_days, "day", first_day, last_day, selection),
-        _rollup_query(click_sub1_hours, "hour", last_day * 24, end, selection),
+        _rollup_query(click_sub1_hours, "hour", start, first_day * 24, selection, slots),
+        _rollup_query(click_sub1_days, "day", first_day, last_day, selection, slots),
+        _rollup_query(click_sub1_hours, "hour", last_day * 24, end, selection, slots),
     ]
 
 
 def _rollup_query(
-    table: Table, unit: str, low: int, high: int, selection: Selection
+    table: Table, unit: str, low: int, high: int, selection: Selection, slots: Slots
 ) -> Select[Any]:
-    slot = table.c[unit] if selection.has_time else None
+    seconds = HOUR if unit == "hour" else DAY
+    slot: ColumnElement[Any] | None = None
+    if selection.has_time:
+        slot = table.c[unit]
+        if (seconds, 0) != (slots.width, slots.shift):  # whole hours of shift (see _slots)
+            slot = (slot + slots.shift // seconds) // (slots.width // seconds)
     columns = [table.c[CLICK_COLUMNS[d]] for d in selection.dimensions]
     where = [table.c.workspace_id == selection.workspace_id, table.c[unit] >= low]
     where += [table.c[unit] < high]
@@ -150,9 +194,9 @@ def _rollup_query(
     )
 
 
-def _raw_click_query(conn: Connection, selection: Selection) -> Select[Any]:
+def _raw_click_query(conn: Connection, selection: Selection, slots: Slots) -> Select[Any]:
     c = clicks.c
-    slot = _slot(conn, c.created_at) if selection.has_time else None
+    slot = _slot(conn, c.created_at, slots) if selection.has_time else None
     columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]
     period = selection.period
     where = [c.workspace_id == selection.workspace_id]
@@ -186,8 +230,8 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     status, currency and what their event type counts as."""
     v, k, e = conversions.c, clicks.c, event_types.c
     moment = k.created_at if selection.by_click_time else v.created_at
-    width = _slot_width(selection)
-    slot = _slot(conn, moment, width) if selection.has_time else None
+    slots = _slots(selection, HOUR if _in_whole_hours(selection.period) else QUARTER)
+    slot = _slot(conn, moment, slots) if selection.has_time else None
     columns = [_conversion_column(d) for d in selection.dimensions]
     period = selection.period
     where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
@@ -210,7 +254,7 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     levels = len(selection.dimensions)
     for row in conn.execute(query):
         if row.n:
-            yield _grouped(row, selection, width), row[1 + levels :]
+            yield _grouped(row, selection, slots), row[1 + levels :]
 
 
 def _on_hold(hold: Hold | None) -> ColumnElement[Any]:
@@ -247,11 +291,15 @@ def _count_true(column: ColumnElement[Any]) -> ColumnElement[Any]:
     return func.sum(cast(column, Integer))
 
 
-def _slot(conn: Connection, moment: ColumnElement[Any], width: int = QUARTER) -> ColumnElement[Any]:
-    """The slot (of ``width`` seconds) a time falls in, as slots since 1970-01-01 UTC."""
+def _slot(
+    conn: Connection, moment: ColumnElement[Any], slots: Slots = Slots(QUARTER)
+) -> ColumnElement[Any]:
+    """The slot a time falls in (see Slots), counted from 1970-01-01 UTC."""
     if conn.dialect.name == "postgresql":
-        return cast(func.floor(func.extract("epoch", moment) / width), Integer)
-    return cast(func.strftime("%s", moment), Integer) / width
+        seconds = cast(func.floor(func.extract("epoch", moment)), BigInteger)
+    else:
+        seconds = cast(func.strftime("%s", moment), BigInteger)
+    return (seconds + slots.shift) // slots.width
 
 
 def click_cost_sums(
@@ -267,4 +315,4 @@ def click_cost_sums(
     columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]
     query = _grouping(_slot(conn, c.created_at), columns, [func.sum(c.cost)], where)
     for row in conn.execute(query):
-        yield _grouped(row, selection, QUARTER), int(row.n)
+        yield _grouped(row, selection, Slots(QUARTER)), int(row.n)
