@@ -33,7 +33,7 @@ async def test_a_report_by_day_reads_one_row_a_day(db: AsyncEngine) -> None:
             "created_at": start + timedelta(minutes=36 * i),
             "ip": "203.0.113.9",
             "user_agent": "ua",
-            "visitor_key": str(i),
+            "visitor_key": i,
             "device_type": "mobile",
             "os": "os",
             "browser": "browser",

@@ -86,7 +86,10 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
     for key, cost in report_costs(
         conn, selection, currency=currency, splits_clicks=splits_clicks
     ).items():
-        (unsplit if key is None else rows.setdefault(key, Counts())).cost += cost
+        if key is None:
+            unsplit.cost += cost
+        elif _is_among(selection, key):  # a day's cost is spread over all its rows
+            rows.setdefault(key, Counts()).cost += cost
     totals = unsplit
     for counts in rows.values():
         totals.add(counts)
@@ -103,6 +106,13 @@ def build_report(conn: Connection, selection: Selection, *, currency: str) -> Re
         from_rollups=uses_rollups(selection),
         names=names,
     )
+
+
+def _is_among(selection: Selection, key: tuple[str, ...]) -> bool:
+    if selection.among is None:
+        return True
+    dimension, values = selection.among
+    return key[selection.group_by.index(dimension)] in values
 
 
 def _key(grouped: Grouped, selection: Selection) -> tuple[str, ...]:

@@ -190,6 +190,7 @@ def _day_cells(
         period=Period(day, day, selection.period.zone),
         group_by=(*times, *extra),
         filters={Dimension.CAMPAIGN: campaign},
+        among=None,  # the day's cost is spread over all its clicks, on a page or not
     )
     cells = []
     for grouped, (n, unique, bots) in click_counts(conn, wide):

@@ -44,6 +44,10 @@ class Counts:
         for field in fields(self):
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
+    def minus(self, other: Counts) -> Counts:
+        """What is left of these counts without ``other``'s."""
+        return Counts(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
 
 def _ratio(
     numerator: Decimal | int, denominator: Decimal | int, places: str = "0.0001"

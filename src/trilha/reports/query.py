@@ -7,7 +7,7 @@ folds the slots into local days, weeks and months.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import Any
@@ -16,6 +16,7 @@ from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Connection,
+    FromClause,
     Integer,
     Select,
     Table,
@@ -28,6 +29,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union_all,
 )
 
 from trilha.db.schema import (
@@ -63,6 +65,8 @@ class Selection:
     filters: Mapping[Dimension, str]
     by_click_time: bool = False
     hold: Hold | None = None  # None: nothing is on hold
+    # Only the rows whose value of this dimension is one of these (a page of top rows).
+    among: tuple[Dimension, frozenset[str]] | None = None
 
     @property
     def has_time(self) -> bool:
@@ -186,6 +190,7 @@ def _rollup_query(
     where = [table.c.workspace_id == selection.workspace_id, table.c[unit] >= low]
     where += [table.c[unit] < high]
     where += [table.c[CLICK_COLUMNS[d]] == value for d, value in selection.filters.items()]
+    where += _among(selection, lambda d: table.c[CLICK_COLUMNS[d]])
     return _grouping(
         slot,
         columns,
@@ -202,6 +207,7 @@ def _raw_click_query(conn: Connection, selection: Selection, slots: Slots) -> Se
     where = [c.workspace_id == selection.workspace_id]
     where += [c.created_at >= period.start, c.created_at < period.end]
     where += [_equals(c[CLICK_COLUMNS[d]], v) for d, v in selection.filters.items()]
+    where += _among(selection, lambda d: c[CLICK_COLUMNS[d]])
     if any(d not in CLICK_COLUMNS for d in selection.filters):
         where.append(false())  # a click has no merchant, event type or status
     return _grouping(
@@ -228,26 +234,16 @@ def _grouping(
 def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Grouped, Any]]:
     """Per slot and dimension values: conversions, their value and the part of it on hold, by
     status, currency and what their event type counts as."""
-    v, k, e = conversions.c, clicks.c, event_types.c
-    moment = k.created_at if selection.by_click_time else v.created_at
+    v, e = conversions.c, event_types.c
     slots = _slots(selection, HOUR if _in_whole_hours(selection.period) else QUARTER)
-    slot = _slot(conn, moment, slots) if selection.has_time else None
+    slot = _slot(conn, _conversion_moment(selection), slots) if selection.has_time else None
     columns = [_conversion_column(d) for d in selection.dimensions]
-    period = selection.period
-    where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
-    where += [v.is_test.is_(False)]  # a "send test postback" never counts
-    where += [_equals(_conversion_column(d), value) for d, value in selection.filters.items()]
     # In the workspace's currency (trilha.currencies); unconverted ones come back apart.
     kinds = [v.status, v.report_currency, e.counts_as_conversion, e.counts_as_revenue]
     sums = [func.count(), func.sum(v.report_value_minor), func.sum(_on_hold(selection.hold))]
-    query = _grouping(slot, [*columns, *kinds], sums, where)
-    # The click is read only when the report needs it: its time, or a dimension only it has.
-    on_clicks = selection.by_click_time or any(
-        d not in CONVERSION_COLUMNS for d in (*selection.dimensions, *selection.filters)
-    )
-    joined = conversions.outerjoin(clicks, k.id == v.click_id) if on_clicks else conversions
+    query = _grouping(slot, [*columns, *kinds], sums, _conversion_where(selection))
     query = query.select_from(
-        joined.outerjoin(
+        _conversions_from(selection).outerjoin(
             event_types, and_(e.workspace_id == v.workspace_id, e.name == v.event_type)
         )
     )
@@ -255,6 +251,71 @@ def conversion_sums(conn: Connection, selection: Selection) -> Iterator[tuple[Gr
     for row in conn.execute(query):
         if row.n:
             yield _grouped(row, selection, slots), row[1 + levels :]
+
+
+def _conversion_moment(selection: Selection) -> ColumnElement[Any]:
+    return clicks.c.created_at if selection.by_click_time else conversions.c.created_at
+
+
+def _conversion_where(selection: Selection) -> list[ColumnElement[bool]]:
+    v, period = conversions.c, selection.period
+    moment = _conversion_moment(selection)
+    where = [v.workspace_id == selection.workspace_id, moment >= period.start, moment < period.end]
+    where += [v.is_test.is_(False)]  # a "send test postback" never counts
+    where += [_equals(_conversion_column(d), value) for d, value in selection.filters.items()]
+    return where + _among(selection, _conversion_column)
+
+
+def _conversions_from(selection: Selection) -> FromClause:
+    """The conversions, joined to their clicks only when the report needs them: for the
+    click's time, or a dimension only the click has."""
+    named = (*selection.dimensions, *selection.filters)
+    if selection.among is not None:
+        named += (selection.among[0],)
+    if selection.by_click_time or any(d not in CONVERSION_COLUMNS for d in named):
+        return conversions.outerjoin(clicks, clicks.c.id == conversions.c.click_id)
+    return conversions
+
+
+def top_keys(
+    conn: Connection,
+    selection: Selection,
+    *,
+    currency: str,
+    measure: str,
+    descending: bool,
+    count: int,
+) -> tuple[list[str], int]:
+    """The first ``count`` values of the selection's one dimension by a click measure (then by
+    value), among every value its clicks or its conversions in ``currency`` have, and how many
+    values there are: the database sorts and cuts, and Python sees only the page."""
+    (dimension,) = selection.dimensions
+    parts: list[Select[Any]] = []
+    if uses_rollups(selection):
+        parts += _rollup_queries(selection, Slots(HOUR))
+    else:
+        parts.append(_raw_click_query(conn, selection, Slots(QUARTER)))
+    v = conversions.c
+    zero = literal(0)
+    sold = select(
+        cast(None, Integer).label("slot"),
+        _conversion_column(dimension),
+        zero.label("n"),
+        zero.label("u"),
+        zero.label("b"),
+    ).where(*_conversion_where(selection), v.report_currency == currency)
+    parts.append(sold.select_from(_conversions_from(selection)))
+    values = union_all(*parts).subquery()
+    key = func.coalesce(values.c[1], "").label("key")
+    total = func.sum(values.c[{"clicks": "n", "unique_clicks": "u", "bot_clicks": "b"}[measure]])
+    query = (
+        select(key, func.count().over().label("values"))
+        .group_by(key)
+        .order_by(total.desc() if descending else total.asc(), key)
+        .limit(count)
+    )
+    rows = conn.execute(query).all()
+    return [str(row.key) for row in rows], int(rows[0].values) if rows else 0
 
 
 def _on_hold(hold: Hold | None) -> ColumnElement[Any]:
@@ -280,6 +341,19 @@ def _conversion_column(dimension: Dimension) -> ColumnElement[Any]:
     if dimension in CONVERSION_COLUMNS:
         return conversions.c[CONVERSION_COLUMNS[dimension]]
     return clicks.c[CLICK_COLUMNS[dimension]]
+
+
+def _among(
+    selection: Selection, column_of: Callable[[Dimension], ColumnElement[Any]]
+) -> list[ColumnElement[bool]]:
+    """The selection's ``among``, as a condition on the column ``column_of`` gives."""
+    if selection.among is None:
+        return []
+    dimension, values = selection.among
+    column = column_of(dimension)
+    named = [value for value in values if value]
+    inside = column.in_(named)
+    return [or_(inside, _equals(column, "")) if "" in values else inside]
 
 
 def _equals(column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
@@ -312,6 +386,7 @@ def click_cost_sums(
     where = [c.workspace_id == selection.workspace_id, c.campaign_id.in_(campaign_ids)]
     where += [c.created_at >= period.start, c.created_at < period.end, c.cost.is_not(None)]
     where += [_equals(c[CLICK_COLUMNS[d]], v) for d, v in selection.filters.items()]
+    where += _among(selection, lambda d: c[CLICK_COLUMNS[d]])
     columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]
     query = _grouping(_slot(conn, c.created_at), columns, [func.sum(c.cost)], where)
     for row in conn.execute(query):

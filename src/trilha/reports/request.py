@@ -29,10 +29,10 @@ from trilha.reports.builder import (
     check_grouping,
     labels_of,
 )
-from trilha.reports.dimensions import TIME, Dimension
+from trilha.reports.dimensions import CLICK_COLUMNS, TIME, Dimension
 from trilha.reports.metrics import METRIC_NAMES, Counts, metrics
 from trilha.reports.periods import Preset, resolve_period, zone_named
-from trilha.reports.query import Selection
+from trilha.reports.query import Selection, top_keys
 from trilha.workspaces import Workspace
 
 MAX_FILTERS = 20
@@ -41,6 +41,8 @@ DEFAULT_ROWS: Final = 100  # rows on a page
 MAX_ROWS: Final = 1000  # the most a page may ask for
 MAX_OFFSET: Final = 1_000_000
 CSV_ROWS: Final = 100_000  # rows a CSV export writes at most, then the sum of the rest
+SQL_PAGES: Final = 2000  # rows up to a page's end that the database sorts and cuts
+CLICK_MEASURES: Final = frozenset({"clicks", "unique_clicks", "bot_clicks"})
 # What a row opens into: the first of these the row does not already pin down.
 DRILL_CHAIN: Final = (
     Dimension.CAMPAIGN,
@@ -85,21 +87,79 @@ def run_report(
         by_click_time=query.by_click_time,
         hold=hold_at(conn, workspace.id, workspace.hold_days, now),
     )
-    report = build_report(conn, selection, currency=workspace.currency)
-    rows = sorted(report.rows, key=_sort_key(query, levels, report.currency))
-    end = None if query.limit is None else query.offset + query.limit
-    page, following = rows[query.offset : end], rows[end or len(rows) :]
-    after = _sum(following)
-    others = _sum(rows[: query.offset] + following)
+    if _sorts_in_sql(query, levels):
+        report = _top_page(conn, selection, query, workspace.currency)
+    else:
+        report = _page(conn, selection, query, workspace.currency)
     above = labels_of(query.group_by[: len(query.parent)], query.parent, report.names)
     return replace(
         report,
-        rows=[Row(query.parent + r.key, above + r.labels, r.counts) for r in page],
+        rows=[Row(query.parent + r.key, above + r.labels, r.counts) for r in report.rows],
         levels=query.group_by,
         parent=query.parent,
+    )
+
+
+def _page(conn: Connection, selection: Selection, query: ReportQuery, currency: str) -> Report:
+    """Every row of the level, sorted and cut here."""
+    report = build_report(conn, selection, currency=currency)
+    rows = sorted(report.rows, key=_sort_key(query, selection.group_by, report.currency))
+    end = None if query.limit is None else query.offset + query.limit
+    page, following = rows[query.offset : end], rows[end or len(rows) :]
+    return replace(
+        report,
+        rows=page,
         row_count=len(rows),
-        others=others,
-        after=after,
+        others=_sum(rows[: query.offset] + following),
+        after=_sum(following),
+    )
+
+
+def _sorts_in_sql(query: ReportQuery, levels: tuple[Dimension, ...]) -> bool:
+    """Whether the database can sort and cut the level: one dimension of the clicks with many
+    values (sub-ids, ad ids, ...), sorted by a count of clicks, a page not far in."""
+    return (
+        not query.flat
+        and query.limit is not None
+        and query.offset + query.limit <= SQL_PAGES
+        and len(levels) == 1
+        and levels[0] in CLICK_COLUMNS
+        and levels[0] not in (*TIME, Dimension.CAMPAIGN, Dimension.SOURCE)
+        and (query.sort or "clicks") in CLICK_MEASURES
+    )
+
+
+def _top_page(conn: Connection, selection: Selection, query: ReportQuery, currency: str) -> Report:
+    """The level's page from its top values as the database sorts them: only the rows up to
+    the page's end are added up, the totals apart, and the rest is what they leave."""
+    assert query.limit is not None  # noqa: S101 -- _sorts_in_sql's condition
+    end = query.offset + query.limit
+    keys, values = top_keys(
+        conn,
+        selection,
+        currency=currency,
+        measure=query.sort or "clicks",
+        descending=query.descending or query.sort is None,
+        count=end,
+    )
+    (dimension,) = selection.group_by
+    among = replace(selection, among=(dimension, frozenset(keys)))
+    report = build_report(conn, among, currency=currency)
+    whole = build_report(conn, replace(selection, group_by=()), currency=currency)
+    place = {key: i for i, key in enumerate(keys)}
+    rows = sorted(report.rows, key=lambda row: place.get(row.key[0], end))
+    page = rows[query.offset :]
+    shown = _sum(page) or Counts()
+    others = whole.totals.minus(shown)
+    return replace(
+        report,
+        selection=selection,
+        rows=page,
+        totals=whole.totals,
+        other_currency=whole.other_currency,
+        row_count=values,
+        others=others if values > len(page) else None,
+        after=others.minus(_sum(rows[: query.offset]) or Counts()) if values > end else None,
     )
 
 
