@@ -30,7 +30,7 @@ from trilha.db.schema import campaigns, domains
 from trilha.errors import Conflict, InvalidInput, NotFound
 from trilha.ids import new_id, new_secret
 from trilha.settings import Settings
-from trilha.validation import optional_http_url, require_host
+from trilha.validation import HOST, optional_http_url, require_host
 from trilha.workspaces import Workspace
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ GRACE = timedelta(days=7)  # of failed checks before a verified domain is pendin
 DNS_TIMEOUT = 2.0  # seconds per nameserver try
 DNS_LIFETIME = 4.0  # seconds for the whole lookup
 RECHECK_BATCH = 100  # domains per maintenance round
+MAX_HOST_LENGTH = 260  # a domain name's 253 characters, with room for a final dot and spaces
 LOST = "another workspace proved control of this domain; verify it again"
 
 
@@ -118,6 +119,27 @@ class DomainPolicy:
                 {"host": "this is the address of this trilha server; it cannot be a custom domain"}
             )
         return host
+
+
+def certificate_host(value: str) -> str | None:
+    """The domain name a TLS certificate is asked for, normalised; None when it is no domain name
+    (too long, an IP address, a wildcard, a port): no such name gets a certificate."""
+    if len(value) > MAX_HOST_LENGTH:
+        return None
+    host = value.strip().lower().rstrip(".")
+    return host if HOST.fullmatch(host) and not _is_address(host) else None
+
+
+async def may_have_certificate(conn: AsyncConnection, host: str, *, public_host: str) -> bool:
+    """Whether the proxy in front may get a certificate for ``host`` (from certificate_host): the
+    instance's public host, or a custom domain verified in any workspace. Anything else stays
+    without one, so no one can make the server ask a certificate authority for arbitrary names."""
+    if host == public_host:
+        return True
+    verified = select(domains.c.id).where(
+        domains.c.host == host, domains.c.status == DomainStatus.VERIFIED
+    )
+    return (await conn.execute(verified.limit(1))).first() is not None
 
 
 def _is_address(host: str) -> bool:

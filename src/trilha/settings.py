@@ -33,8 +33,10 @@ class Settings(BaseSettings):
         "info", description="Log level."
     )
     trusted_proxies: Annotated[list[Network], NoDecode] = Field(
-        default_factory=list,
-        description="Comma-separated CIDRs whose X-Forwarded-For header is believed.",
+        # A proxy on the same machine, as deploy/Caddyfile sets up; no one else connects from it.
+        default_factory=lambda: [ip_network("127.0.0.0/8"), ip_network("::1/128")],
+        description="Comma-separated CIDRs whose X-Forwarded-For header is believed "
+        "(default: the loopback, 127.0.0.0/8 and ::1).",
     )
     geoip_database: str | None = Field(
         None, description="Path to a MaxMind .mmdb country or city database (optional)."
