@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from playwright.async_api import BrowserContext, Page, ViewportSize
+import pytest
+from playwright.async_api import BrowserContext, Page, ViewportSize, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, SCREENSHOTS, Account, screenshot
@@ -82,13 +83,22 @@ async def upload_reconciliation(page: Page, workspace: str, merchant: str, tmp_p
     return "/" + page.url.split("/", 3)[3]
 
 
+@pytest.mark.parametrize("language", ["pt-BR", "en"])
 async def test_every_page_fits_the_screen_at_every_width(
-    context: BrowserContext, db: AsyncEngine, owner: Account, live_server: str, tmp_path: Path
+    context: BrowserContext,
+    db: AsyncEngine,
+    owner: Account,
+    live_server: str,
+    tmp_path: Path,
+    language: str,
 ) -> None:
     data = await put_data_in_place(db, owner, live_server)
     w = f"/w/{owner.workspace.id}"
     page = await context.new_page()
     reconciliation = await upload_reconciliation(page, w, data["merchant"], tmp_path)
+    if language == "en":  # English labels are of other lengths: the menu and headers differ
+        await page.click("#lang-en")
+        await expect(page.locator("html")).to_have_attribute("lang", "en")
     paths = [
         "/",
         "/workspaces/new",
@@ -135,5 +145,35 @@ async def test_every_page_fits_the_screen_at_every_width(
         if SCREENSHOTS and width in (1280, 390):
             for name, tail in SHOWN.items():
                 await page.goto(w + tail)
-                await screenshot(page, f"{name}-{width}.png", tmp_path)
+                await screenshot(page, f"{name}-{width}-{language}.png", tmp_path)
     assert not problems, json.dumps(problems, indent=1, ensure_ascii=False)
+
+
+async def test_the_menu_keeps_each_section_on_one_line_and_folds_on_a_phone(
+    page: Page, owner: Account
+) -> None:
+    await page.set_viewport_size({"width": 1024, "height": 768})
+    await page.goto(f"/w/{owner.workspace.id}")
+    links = page.locator("#sections a")
+    await expect(links).to_have_count(12)
+    heights = await links.evaluate_all("links => links.map(a => a.getBoundingClientRect().height)")
+    assert max(heights) < 1.5 * min(heights), heights  # no label wraps
+    await expect(page.locator("#menu-toggle")).to_be_hidden()
+
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await expect(page.locator("#sections")).to_be_hidden()
+    await page.click("#menu-toggle")
+    await expect(page.locator("#menu-toggle")).to_have_attribute("aria-expanded", "true")
+    await page.click("#sections >> text=Campanhas")
+    await expect(page).to_have_url(f"/w/{owner.workspace.id}/campaigns")
+    await expect(page.locator("#sections")).to_be_hidden()
+
+
+async def test_the_filters_fold_on_a_phone_until_opened(page: Page, owner: Account) -> None:
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await page.goto(f"/w/{owner.workspace.id}/postbacks")
+    await expect(page.locator("#log-filters")).to_be_hidden()
+
+    await page.click("details.filter-box > summary")
+
+    await expect(page.locator("#log-filters")).to_be_visible()
