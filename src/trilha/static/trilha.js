@@ -25,6 +25,13 @@
   }
 
   document.addEventListener("click", function (event) {
+    var toggle = event.target.closest("[aria-controls][aria-expanded]");
+    if (toggle) {  // the menu button of a narrow screen: shows or hides the sections
+      var open = toggle.getAttribute("aria-expanded") !== "true";
+      toggle.setAttribute("aria-expanded", String(open));
+      document.getElementById(toggle.getAttribute("aria-controls")).classList.toggle("open", open);
+      return;
+    }
     var copy = event.target.closest("[data-copy]");
     if (copy) {
       var done = function () {
@@ -55,6 +62,13 @@
       if (!details.contains(event.target)) { details.removeAttribute("open"); }
     });
   });
+
+  // On a phone the filters start folded, unless the page is already filtered.
+  if (window.matchMedia("(max-width: 767.98px)").matches && !window.location.search) {
+    document.querySelectorAll("details.filter-box[open]").forEach(function (details) {
+      details.removeAttribute("open");
+    });
+  }
 
   document.addEventListener("submit", function (event) {
     var message = event.target.dataset && event.target.dataset.confirm;
