@@ -12,7 +12,7 @@ that has only its time, campaign and source ("" at the other levels).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
@@ -131,10 +131,10 @@ def _click_costs(
     history = plan.history.get(campaign, [])
     runs: list[tuple[CostModel, date, date]] = []
     day, period = selection.period.first, selection.period
+    spread: list[date] = []
     while day <= period.last:
         if (campaign, day) in plan.entered or (campaign, day) in plan.impressions:
-            cells = _day_cells(conn, selection, splits_clicks, campaign, day, history)
-            yield from _day_costs(plan, selection, campaign, day, cells)
+            spread.append(day)
         else:
             version = model_on(history, day)
             if version is not None and version.model in PER_CLICK:
@@ -143,6 +143,12 @@ def _click_costs(
                 else:
                     runs.append((version, day, day))
         day += timedelta(days=1)
+    if spread:
+        cells = _day_cells(conn, selection, splits_clicks, campaign, spread, history)
+        sums = None if selection.among is None else _day_sums(conn, selection, campaign, spread)
+        for day in spread:
+            on_day = None if sums is None else sums.get(day, {})
+            yield from _day_costs(plan, selection, campaign, day, cells.get(day, []), on_day)
     for version, first, last in runs:
         yield from _run_costs(conn, selection, splits_clicks, version, first, last)
 
@@ -177,29 +183,55 @@ def _day_cells(
     selection: Selection,
     splits_clicks: bool,
     campaign: str,
-    day: date,
+    days: Sequence[date],
     history: Sequence[CostModel],
-) -> list[Cell]:
-    """A campaign's clicks of one day by source and report row, and by the values of the
-    filtered dimensions, filtered here: a day's spread cost needs all its clicks."""
+) -> dict[date, list[Cell]]:
+    """A campaign's clicks of some days by day, source and report row, and by the values of
+    the filtered dimensions, filtered here: a day's spread cost needs all its clicks (on a
+    page of top rows, the page's, with _day_sums). One read from the first day to the last,
+    whatever their number."""
     levels = selection.dimensions if splits_clicks else ()
     extra = tuple(dict.fromkeys((*levels, *selection.filters, Dimension.SOURCE)))
     times = tuple(d for d in selection.group_by if d in TIME) if splits_clicks else ()
+    zone, wanted = selection.period.zone, set(days)
     wide = replace(
         selection,
-        period=Period(day, day, selection.period.zone),
-        group_by=(*times, *extra),
+        period=Period(min(days), max(days), zone),
+        group_by=(*(times or (Dimension.DAY,)), *extra),
         filters={Dimension.CAMPAIGN: campaign},
-        among=None,  # the day's cost is spread over all its clicks, on a page or not
     )
-    cells = []
+    cells: dict[date, list[Cell]] = {}
     for grouped, (n, unique, bots) in click_counts(conn, wide):
-        cell = _cell(selection, splits_clicks, extra, grouped)
-        cells.append(replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots))
+        if (day := _local(grouped[0] or 0, zone).date()) in wanted:
+            cell = _cell(selection, splits_clicks, extra, grouped)
+            cell = replace(cell, clicks=n, unique_clicks=unique, bot_clicks=bots)
+            cells.setdefault(day, []).append(cell)
     if any(v.model is CostModelKind.CLICK_URL for v in history):
         for grouped, cost in click_cost_sums(conn, wide, [campaign]):
-            cells.append(replace(_cell(selection, splits_clicks, extra, grouped), cost=cost))
+            if (day := _local(grouped[0] or 0, zone).date()) in wanted:
+                cell = replace(_cell(selection, splits_clicks, extra, grouped), cost=cost)
+                cells.setdefault(day, []).append(cell)
     return cells
+
+
+def _day_sums(
+    conn: Connection, selection: Selection, campaign: str, days: Sequence[date]
+) -> dict[date, dict[str, int]]:
+    """A campaign's clicks of some days by day and source, rows on a page or not: what a
+    page's rows share a day's spread cost with."""
+    zone, wanted = selection.period.zone, set(days)
+    wide = replace(
+        selection,
+        period=Period(min(days), max(days), zone),
+        group_by=(Dimension.DAY, Dimension.SOURCE),
+        filters={Dimension.CAMPAIGN: campaign},
+        among=None,
+    )
+    sums: dict[date, dict[str, int]] = {}
+    for (slot, (source,)), (n, _, _) in click_counts(conn, wide):
+        if (day := _local(slot or 0, zone).date()) in wanted:
+            sums.setdefault(day, {})[source] = n
+    return sums
 
 
 def _cell(
@@ -237,14 +269,25 @@ def _matches(selection: Selection, named: Mapping[Dimension, str]) -> bool:
 
 
 def _day_costs(
-    plan: Plan, selection: Selection, campaign: str, day: date, cells: Sequence[Cell]
+    plan: Plan,
+    selection: Selection,
+    campaign: str,
+    day: date,
+    cells: Sequence[Cell],
+    sums: Mapping[str, int] | None,
 ) -> Iterator[tuple[Key, int]]:
     """A campaign's costs on one day: entered costs replace the estimate (of the whole day, or
-    of one source's clicks); the model's estimate covers the rest."""
+    of one source's clicks); the model's estimate covers the rest. ``sums``: the day's clicks
+    by source when ``cells`` are a page's only (None: they are all the day's)."""
     entered = plan.entered.get((campaign, day), {})
+    spread = _Spread(selection, campaign, day, sums)
     for source, cost in entered.items():
         targets = [c for c in cells if source in ("", c.source)]
-        yield from _spread(cost, targets, selection, campaign, day, source)
+
+        def named(s: str, source: str = source) -> bool:
+            return source in ("", s)
+
+        yield from spread(cost, targets, source, named)
     version = model_on(plan.history.get(campaign, []), day)
     if "" in entered or version is None:
         return
@@ -258,7 +301,11 @@ def _day_costs(
             if source not in entered:
                 targets = [c for c in left if source in ("", c.source)]
                 cost = shown * version.rate // PER_THOUSAND
-                yield from _spread(cost, targets, selection, campaign, day, source)
+
+                def among(s: str, source: str = source) -> bool:
+                    return s not in entered and source in ("", s)
+
+                yield from spread(cost, targets, source, among)
 
 
 def _cell_cost(version: CostModel, cell: Cell) -> int:
@@ -269,30 +316,53 @@ def _cell_cost(version: CostModel, cell: Cell) -> int:
     return version.rate * (cell.clicks if version.counts_bots else cell.clicks - cell.bot_clicks)
 
 
-def _spread(
-    cost: int,
-    cells: Sequence[Cell],
-    selection: Selection,
-    campaign: str,
-    day: date,
-    source: str,
-) -> Iterator[tuple[Key, int]]:
-    """``cost`` over ``cells`` in proportion to their clicks, whole units that add up to it
-    exactly (largest remainder); no clicks: one row of the day, campaign and source."""
-    total = sum(c.clicks for c in cells)
-    if total == 0:
-        local = local_midnight(day, selection.period.zone).astimezone(selection.period.zone)
-        named = {Dimension.CAMPAIGN: campaign, Dimension.SOURCE: source}
-        if _matches(selection, named):
-            splits = all(d in TIME or d in CLICK_COLUMNS for d in selection.group_by)
-            yield (
-                (_report_key(selection, local, named | _blanks(selection)) if splits else None),
-                cost,
+@dataclass(frozen=True, slots=True)
+class _Spread:
+    """Spreads a day's cost over its clicks (see __call__)."""
+
+    selection: Selection
+    campaign: str
+    day: date
+    sums: Mapping[str, int] | None  # the day's clicks by source, when the cells are a page's
+
+    def __call__(
+        self, cost: int, cells: Sequence[Cell], source: str, sharing: Callable[[str], bool]
+    ) -> Iterator[tuple[Key, int]]:
+        """``cost`` over ``cells`` in proportion to their clicks, whole units that add up to
+        it exactly (largest remainder); no clicks: one row of the day, campaign and source.
+        The cells of a page get their share of the clicks of every source ``sharing`` names
+        (rounded down: the rest of the level, in its "others", takes the remainder)."""
+        selection = self.selection
+        if self.sums is None:
+            total = sum(c.clicks for c in cells)
+        else:
+            total = sum(n for s, n in self.sums.items() if sharing(s))
+        if total == 0:
+            local = local_midnight(self.day, selection.period.zone).astimezone(
+                selection.period.zone
             )
-        return
-    for cell, share in zip(cells, shares(cost, [c.clicks for c in cells]), strict=True):
-        if cell.matches and share:
-            yield cell.key, share
+            named = {Dimension.CAMPAIGN: self.campaign, Dimension.SOURCE: source}
+            if _matches(selection, named) and _is_among(selection, named):
+                splits = all(d in TIME or d in CLICK_COLUMNS for d in selection.group_by)
+                yield (
+                    (_report_key(selection, local, named | _blanks(selection)) if splits else None),
+                    cost,
+                )
+            return
+        if self.sums is None:
+            parts = shares(cost, [c.clicks for c in cells])
+        else:
+            parts = [cost * c.clicks // total for c in cells]
+        for cell, share in zip(cells, parts, strict=True):
+            if cell.matches and share:
+                yield cell.key, share
+
+
+def _is_among(selection: Selection, named: Mapping[Dimension, str]) -> bool:
+    if selection.among is None:
+        return True
+    dimension, values = selection.among
+    return named.get(dimension, "") in values
 
 
 def _blanks(selection: Selection) -> dict[Dimension, str]:
