@@ -14,7 +14,14 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Final
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
@@ -23,6 +30,9 @@ from trilha.conversions.outcome import Outcome
 from trilha.deliveries.kinds import AttemptOutcome, Kind
 from trilha.deliveries.outbox import Backlog
 from trilha.postbacks.platforms import PRESETS
+
+# A _created series beside each counter would double the output for a time no dashboard reads.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped upstream
 
 NO_PLATFORM: Final = "none"  # the postback stopped before a merchant (and its preset) was known
 
