@@ -4,6 +4,7 @@ the bearer token alone; several server processes' counts add up."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.apps import running_client
 from tests.conftest import settings_for
 from tests.deliveries.conftest import click_on, eventually, make_destination, report
 from tests.deliveries.receiver import Receiver
@@ -22,6 +24,7 @@ from tests.factories import make_api_key, make_campaign, make_user, make_workspa
 from tests.test_serve import trilha_serve
 from tests.web.browsers import post_form
 from trilha.app import TrilhaApp
+from trilha.db.engine import make_engine
 from trilha.db.schema import deliveries
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
@@ -134,8 +137,6 @@ async def test_each_counter_moves_with_its_event_and_closed_labels(
 async def test_the_outbox_gauges_count_what_is_still_to_send(
     settings: Settings, db: AsyncEngine, receiver: Receiver
 ) -> None:
-    from tests.apps import running_client
-
     workspace = await make_workspace(db)
     spec = Spec("Tracker", Kind.POSTBACK, receiver.url("/ok"))
     await make_destination(db, workspace, spec, settings=settings)
@@ -176,10 +177,6 @@ async def test_it_answers_the_allowed_addresses_and_the_token_alone(
 def test_the_counts_of_several_server_processes_add_up(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import asyncio
-
-    from trilha.db.engine import make_engine
-
     async def arrange() -> str:
         engine = make_engine(database_url)
         try:
@@ -206,3 +203,17 @@ def test_the_counts_of_several_server_processes_add_up(
     assert counts == {20}
     assert len(list(directory.glob("counter_*.db"))) == 2
     assert ready.status_code == 200, ready.text
+
+
+async def test_it_shows_the_counters_without_the_outbox_when_the_database_is_gone(
+    settings: Settings, tmp_path: Path
+) -> None:
+    if settings.database_url.startswith("postgresql"):
+        gone = "postgresql+psycopg://postgres@127.0.0.1:1/test"  # nothing listens on port 1
+    else:
+        gone = f"sqlite+aiosqlite:///{tmp_path}/removed/trilha.db"  # no such directory
+    async with running_client(settings.model_copy(update={"database_url": gone})) as client:
+        text = await scrape(client, authorization=f"Bearer {TOKEN}")
+
+    assert "trilha_clicks_total" in text
+    assert "trilha_outbox_depth" not in text

@@ -121,14 +121,17 @@ class _Outbox(Collector):
         )
 
 
-def exposition(outbox: Backlog) -> bytes:
+def exposition(outbox: Backlog | None) -> bytes:
     """Every metric in Prometheus' text format: this process's, or with PROMETHEUS_MULTIPROC_DIR
-    set, all processes' added up; then the outbox's, read once for all of them."""
+    set, all processes' added up; then the outbox's, read once for all of them (none when the
+    database did not answer)."""
     if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
         registry = CollectorRegistry()
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # untyped upstream
     else:
         registry = REGISTRY
+    if outbox is None:
+        return generate_latest(registry)
     gauges = CollectorRegistry(auto_describe=False)
     gauges.register(_Outbox(outbox))
     return generate_latest(registry) + generate_latest(gauges)

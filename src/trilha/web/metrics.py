@@ -12,8 +12,9 @@ from ipaddress import ip_address
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from sqlalchemy.exc import SQLAlchemyError
 
-from trilha.deliveries.outbox import backlog
+from trilha.deliveries.outbox import Backlog, backlog
 from trilha.metrics import exposition
 from trilha.settings import Settings
 from trilha.visitors import client_ip
@@ -28,8 +29,12 @@ async def metrics(request: Request) -> Response:
     refusal = _refusal(request, runtime.settings)
     if refusal is not None:
         return refusal
-    async with runtime.read_engine.connect() as conn:
-        outbox = await conn.run_sync(lambda sync: backlog(sync, now=datetime.now(UTC)))
+    outbox: Backlog | None
+    try:
+        async with runtime.read_engine.connect() as conn:
+            outbox = await conn.run_sync(lambda sync: backlog(sync, now=datetime.now(UTC)))
+    except (SQLAlchemyError, OSError):
+        outbox = None  # the counters still tell what happened before the database went away
     return Response(
         exposition(outbox),
         media_type=CONTENT_TYPE_LATEST,
