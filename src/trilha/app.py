@@ -14,7 +14,7 @@ from trilha import __version__
 from trilha.logs import configure_logging
 from trilha.runtime import Runtime
 from trilha.settings import Settings
-from trilha.web import internal, tracking
+from trilha.web import health, internal, metrics, tracking
 from trilha.web.api import router as api_router
 from trilha.web.asgi import Receive, Scope, Send
 from trilha.web.dashboard import router as dashboard_router
@@ -75,6 +75,8 @@ def create_app(settings: Settings | None = None) -> TrilhaApp:
     install_error_handlers(web)
     web.include_router(api_router)
     web.include_router(internal.router)  # the proxy's questions, answered to it alone
+    web.include_router(health.router)
+    web.include_router(metrics.router)  # to the allowed addresses, or with the token
     web.mount("/static", StaticFiles(packages=[("trilha", "static")]), name="static")
     web.add_route("/favicon.ico", _favicon, include_in_schema=False)
     web.include_router(dashboard_router, include_in_schema=False)

@@ -22,6 +22,7 @@ from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.ids import mint_click_id
 from trilha.links import Fallback, Link, resolve_link
+from trilha.metrics import CLICKS, Writer
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class _BatchFailed(Exception):
 class ClickWriter:
     def __init__(self, writer: BlockingWriter) -> None:
         self._writer = writer
-        self._group: GroupCommit[ClickRequest, Outcome] = GroupCommit("click writer", self._commit)
+        self._group: GroupCommit[ClickRequest, Outcome] = GroupCommit(Writer.CLICK, self._commit)
 
     def start(self) -> None:
         self._group.start()
@@ -59,15 +60,18 @@ class ClickWriter:
         return await self._writer.transaction(lambda conn: _preview(conn, request))
 
     async def _commit(self, requests: list[ClickRequest]) -> Sequence[Outcome | Exception]:
+        outcomes: Sequence[Outcome | Exception]
         try:
-            return await self._writer.transaction(lambda conn: _whole_batch(conn, requests))
+            outcomes = await self._writer.transaction(lambda conn: _whole_batch(conn, requests))
         except _BatchFailed as failed:
             log.warning(
                 "click writer: batch of %d failed (%s); storing its clicks one by one",
                 len(requests),
                 type(failed.__cause__).__name__,
             )
-        return await self._writer.transaction(lambda conn: _one_by_one(conn, requests))
+            outcomes = await self._writer.transaction(lambda conn: _one_by_one(conn, requests))
+        CLICKS.inc(sum(isinstance(outcome, Redirect) for outcome in outcomes))
+        return outcomes
 
 
 def _targets(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
@@ -27,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.engine import blocking_engine, is_sqlite
 from trilha.errors import StorageUnavailable
+from trilha.metrics import BATCH_SIZE, COMMIT_SECONDS, Writer
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +45,11 @@ class GroupCommit(Generic[J, R]):
     (or the exception that job alone failed with) per job, in order."""
 
     def __init__(
-        self, name: str, commit: Callable[[list[J]], Awaitable[Sequence[R | Exception]]]
+        self, writer: Writer, commit: Callable[[list[J]], Awaitable[Sequence[R | Exception]]]
     ) -> None:
-        self._name = name
+        self._name = f"{writer} writer"
+        self._batch_size = BATCH_SIZE[writer]
+        self._commit_seconds = COMMIT_SECONDS[writer]
         self._commit = commit
         self._pending: list[tuple[J, asyncio.Future[R]]] = []
         self._wakeup = asyncio.Event()
@@ -78,6 +82,7 @@ class GroupCommit(Generic[J, R]):
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
             if not self._pending:
                 self._wakeup.clear()
+            started = time.perf_counter()
             try:
                 results = await self._commit([job for job, _ in batch])
             except (SQLAlchemyError, OSError, StorageUnavailable) as exc:
@@ -88,6 +93,8 @@ class GroupCommit(Generic[J, R]):
             except Exception as exc:  # a fault must reach the callers, not end the writer
                 log.exception("%s: batch of %d failed", self._name, len(batch))
                 results = [exc] * len(batch)
+            self._commit_seconds.observe(time.perf_counter() - started)
+            self._batch_size.observe(len(batch))
             for (_, future), result in zip(batch, results, strict=True):
                 if future.done():  # its caller went away
                     continue

@@ -174,6 +174,23 @@ class Settings(BaseSettings):
     delivery_attempt_retention_days: int = Field(
         30, ge=1, le=3650, description="Days each delivery attempt's log entry is kept."
     )
+    ready_worker_age: float = Field(
+        60.0,
+        ge=20,
+        le=86400,
+        description="Seconds since a delivery worker last looked at the outbox after which "
+        "/readyz answers 503 (a worker notes it at most every 10 s).",
+    )
+    metrics_allow: Annotated[list[Network], NoDecode] = Field(
+        default_factory=lambda: [ip_network("127.0.0.0/8"), ip_network("::1/128")],
+        description="Comma-separated CIDRs of the clients /metrics answers without a token "
+        "(default: the loopback); a request forwarded by a proxy counts as its client's.",
+    )
+    metrics_token: str | None = Field(
+        None,
+        description="A bearer token that lets a client from any address read /metrics "
+        "(none: only TRILHA_METRICS_ALLOW's addresses may).",
+    )
     smtp_host: str | None = Field(
         None,
         description="SMTP server that e-mails notices to workspace owners (none: in-app only).",
@@ -207,7 +224,7 @@ class Settings(BaseSettings):
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",
     )
 
-    @field_validator("trusted_proxies", mode="before")
+    @field_validator("trusted_proxies", "metrics_allow", mode="before")
     @classmethod
     def _split_networks(cls, value: object) -> object:
         if isinstance(value, str):

@@ -4,10 +4,11 @@ records the change, so that neither exists without the other. Sending is the wor
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, literal_column, select
+from sqlalchemy import Connection, bindparam, func, literal_column, select
 
 from trilha.db.driver import insert_row
 from trilha.db.schema import clicks, deliveries, destinations
@@ -101,3 +102,23 @@ def _passes(allowed: Sequence[str], value: str) -> bool:
     (True, False)
     """
     return not allowed or value in allowed
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """The deliveries still to send (due or waiting for a retry), and the oldest one's age."""
+
+    depth: int
+    oldest_age: float  # seconds; 0 when there is none
+
+
+def backlog(conn: Connection, *, now: datetime) -> Backlog:
+    """Read at each /metrics scrape: the due index finds the pending rows, few when deliveries
+    flow; a large backlog costs a longer scan, which is what the gauge is there to show."""
+    depth, oldest = conn.execute(
+        select(func.count(), func.min(deliveries.c.created_at)).where(
+            deliveries.c.state == literal_column("'pending'")
+        )
+    ).one()
+    age = (now - oldest).total_seconds() if oldest is not None else 0.0
+    return Backlog(depth=int(depth), oldest_age=max(0.0, age))

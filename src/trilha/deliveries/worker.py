@@ -27,12 +27,14 @@ from trilha.deliveries.google_ads import (
     token_request,
     upload_request,
 )
+from trilha.deliveries.heartbeat import HEARTBEAT_INTERVAL, record_heartbeat
 from trilha.deliveries.jobs import Job, Skip
 from trilha.deliveries.kinds import AttemptOutcome, Kind
 from trilha.deliveries.lifecycle import purge_attempts, record_attempt
 from trilha.deliveries.mail import Mailer, email_notices
 from trilha.deliveries.send import Policy, Sent, new_client, send
 from trilha.deliveries.verify import verify_destinations
+from trilha.metrics import DELIVERY_ATTEMPTS
 from trilha.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -79,7 +81,7 @@ class DeliveryWorker:
 
     async def run(self) -> None:
         in_flight: set[asyncio.Task[None]] = set()
-        last_purge = last_upkeep = -PURGE_INTERVAL
+        last_purge = last_upkeep = last_beat = -PURGE_INTERVAL
         loop = asyncio.get_running_loop()
         async with new_client(self.policy) as client:
             while not self._stopping:
@@ -87,6 +89,8 @@ class DeliveryWorker:
                 # Destinations are verified once a poll interval, not on every wake-up.
                 if loop.time() - last_upkeep >= self._settings.delivery_poll_interval:
                     last_upkeep = loop.time()
+                    if last_upkeep - last_beat >= HEARTBEAT_INTERVAL:
+                        last_beat = last_upkeep if await self._beat() else last_beat
                     purge = loop.time() - last_purge >= PURGE_INTERVAL
                     last_purge = loop.time() if purge else last_purge
                     await self._upkeep(purge=purge)
@@ -143,6 +147,16 @@ class DeliveryWorker:
             )
             return []
 
+    async def _beat(self) -> bool:
+        """Tell /readyz that a worker is looking at the outbox; whether it could."""
+        try:
+            async with self._engine.begin() as conn:
+                await record_heartbeat(conn, now=datetime.now(UTC))
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("delivery heartbeat not recorded: %s", type(exc).__name__)
+            return False
+        return True
+
     async def _upkeep(self, *, purge: bool) -> None:
         now = datetime.now(UTC)
         try:
@@ -168,6 +182,7 @@ class DeliveryWorker:
         except Exception:  # a fault in one delivery must not end the worker: its lease runs out
             log.exception("delivery %s failed", job.delivery_id)
             return
+        DELIVERY_ATTEMPTS.labels(sent.outcome, job.destination.kind).inc()
         self._finished.append((job, sent, datetime.now(UTC)))
 
 

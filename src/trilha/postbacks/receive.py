@@ -109,7 +109,7 @@ def receive_postback(
         # No workspace's log to write it to: counted and sampled for the operator.
         record_unmatched(conn, received, result.reason, trace.secrets)
         return result
-    result = replace(result, postback_id=trace.postback_id)
+    result = replace(result, postback_id=trace.postback_id, platform=trace.platform)
     elapsed_us = int((time.perf_counter() - started) * 1_000_000)
     write_log(
         conn,
@@ -145,6 +145,7 @@ def _process(
     trace.buyer_values = buyer_values(payload, ALL_FIELDS)
     merchant, looked_up = _choose_merchant(conn, workspace_id, raw, query, payload, trace, reads)
     trace.merchant_id = merchant.id
+    trace.platform = merchant.preset.name
     if merchant.preset.reshape is not None:
         payload = merchant.preset.reshape(payload)
         trace.buyer_values = buyer_values(payload, ALL_FIELDS)

@@ -26,6 +26,7 @@ class Result:
     event_type: str | None = None
     status: str | None = None
     postback_id: str | None = None
+    platform: str | None = None  # the preset the postback was read with, once known
     details: dict[str, Any] = field(default_factory=dict)
 
     def answer(self) -> dict[str, Any]:

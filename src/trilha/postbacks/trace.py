@@ -15,6 +15,7 @@ class Trace:
     workspace_id: str | None = None
     currency: str | None = None  # the workspace's, for amounts sent without one
     merchant_id: str | None = None
+    platform: str | None = None  # the merchant's preset, once it is known
     secrets: list[str] = field(default_factory=list)
     secret_headers: set[str] = field(default_factory=set)  # stored masked whole
     auth_failed: bool = False

@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from trilha.db.driver import Cursor, driver_cursor
 from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
+from trilha.metrics import Writer, count_postback
 from trilha.postbacks.payload import Received
 from trilha.postbacks.receive import SetupReads, receive_postback
 from trilha.postbacks.result import Result
@@ -36,7 +37,7 @@ class PostbackWriter:
     ) -> None:
         """``on_commit``: called in the event loop after each batch commits."""
         self._group: GroupCommit[Received, Result] = GroupCommit(
-            "postback writer", partial(_commit, writer, on_commit)
+            Writer.POSTBACK, partial(_commit, writer, on_commit)
         )
 
     def start(self) -> None:
@@ -60,6 +61,9 @@ async def _commit(
     results = await writer.transaction(write)
     if on_commit is not None:
         on_commit()
+    for result in results:
+        if isinstance(result, Result):
+            count_postback(result.outcome, result.platform)
     return results
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.errors import ReportTimedOut, TooManyRequests
+from trilha.metrics import REPORT_SECONDS
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -52,8 +53,12 @@ class ReportLimiter:
     ) -> T:
         """``report(conn, *args, **kwargs)`` in one of the workspace's turns, within the time
         limit."""
-        async with self.turn(workspace_id), time_limited(conn, self.time_limit):
-            return await conn.run_sync(report, *args, **kwargs)
+        started = time.perf_counter()
+        try:
+            async with self.turn(workspace_id), time_limited(conn, self.time_limit):
+                return await conn.run_sync(report, *args, **kwargs)
+        finally:
+            REPORT_SECONDS.labels(report.__name__).observe(time.perf_counter() - started)
 
     @asynccontextmanager
     async def turn(self, workspace_id: str) -> AsyncIterator[None]:

@@ -12,6 +12,7 @@ from trilha import accounts
 from trilha.accounts import NewSession
 from trilha.errors import Conflict, InvalidInput, TooManyRequests
 from trilha.login_limits import LoginLimits
+from trilha.metrics import LOGIN_REFUSALS, LoginRefusal
 from trilha.settings import Settings
 from trilha.setup_link import set_up_owner
 from trilha.visitors import client_ip
@@ -62,11 +63,13 @@ async def login(page: Anonymous) -> Response:
             now=datetime.now(UTC),
         )
     except TooManyRequests as exc:
+        LOGIN_REFUSALS[LoginRefusal.LIMIT].inc()
         context |= {"wait_minutes": math.ceil(exc.retry_after / 60)}
         response = render(page, "dashboard/auth/login.html", context, status_code=429)
         response.headers["retry-after"] = str(exc.retry_after)
         return response
     if session is None:
+        LOGIN_REFUSALS[LoginRefusal.CREDENTIALS].inc()
         context |= {"failed": True}
         return render(page, "dashboard/auth/login.html", context, status_code=401)
     return _with_session(page, session, local_path(form["next"]))
