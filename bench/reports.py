@@ -49,6 +49,7 @@ from trilha.db.engine import sync_url
 from trilha.db.migrate import migrate
 from trilha.db.schema import (
     campaigns,
+    click_sub1_days,
     clicks,
     conversions,
     cost_days,
@@ -311,6 +312,34 @@ def measure(engine: Engine, workspace_id: str, rounds: int) -> dict[str, tuple[f
             drilldown[f"drilldown {depth + 1}"] = report(query)
             rows = run_report(conn, workspace, query, now=now).rows
             parent = rows[0].key if rows else (*parent, "")
+    with engine.connect() as conn:  # the campaign and source with the most sub1 values
+        days = click_sub1_days.c
+        widest = conn.execute(
+            select(days.campaign_id, days.source_id)
+            .where(days.workspace_id == workspace_id)
+            .group_by(days.campaign_id, days.source_id)
+            .order_by(func.count().desc())
+            .limit(1)
+        ).one_or_none()
+    if widest is not None:
+        drilldown["drilldown 3, widest"] = report(page(DRILLDOWN, tuple(widest)))
+
+        def values(conn: Connection) -> int:
+            """The floor of the widest level: its sub1 values grouped by the database alone
+            from the daily sums, with nothing else read."""
+            query = (
+                select(days.sub1, func.sum(days.clicks))
+                .where(
+                    days.workspace_id == workspace_id,
+                    days.campaign_id == widest.campaign_id,
+                    days.source_id == widest.source_id,
+                    days.day >= int(month.start.timestamp()) // 86400,
+                )
+                .group_by(days.sub1)
+            )
+            return len(conn.execute(query).all())
+
+        drilldown["sub1 values (floor)"] = values
     work = {
         "count": count,
         **{n: report(page(levels)) for n, levels in REPORTS.items()},
@@ -361,12 +390,12 @@ def run_target(url: str, args: argparse.Namespace, *, prefilled: bool) -> None:
                 days=args.days,
             )
         for name, (ms, answered) in measure(engine, workspace_id, args.rounds).items():
-            print(f"  {name:<12} {ms:9.1f} ms  {answered:>6} rows")
+            print(f"  {name:<20} {ms:9.1f} ms  {answered:>6} rows")
         if args.costs:
             add_costs(engine, workspace_id, days=args.days)
             print("  with costs:")
             for name, (ms, answered) in measure(engine, workspace_id, args.rounds).items():
-                print(f"  {name:<12} {ms:9.1f} ms  {answered:>6} rows")
+                print(f"  {name:<20} {ms:9.1f} ms  {answered:>6} rows")
     finally:
         engine.dispose()
 
