@@ -38,7 +38,7 @@ from trilha.web.auth import Db, Reports
 from trilha.web.dashboard.conversions import workspace_names
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, local_path, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
-from trilha.web.dashboard.workspaces import TIMEZONE_CHOICES
+from trilha.zones import zone_choices
 
 router = APIRouter(route_class=DashboardRoute)
 
@@ -124,7 +124,7 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
         ],
         "filter_dimensions": [d.value for d in Dimension if d not in TIME],
         "filter_params": [value for name, value in query_params(query) if name == "filter"],
-        "timezones": TIMEZONE_CHOICES,
+        "timezones": zone_choices(page.t.locale, datetime.now(UTC)),
         "timezone": report.selection.period.zone.key,
         "period": report.selection.period,
         "report_url": here,
