@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.staticfiles import StaticFiles
 
 from trilha import __version__
@@ -18,6 +19,7 @@ from trilha.web import health, internal, metrics, tracking
 from trilha.web.api import router as api_router
 from trilha.web.asgi import Receive, Scope, Send
 from trilha.web.dashboard import router as dashboard_router
+from trilha.web.dashboard.responses import unknown_path
 from trilha.web.edge import Edge
 from trilha.web.errors import install_error_handlers
 from trilha.web.postback import is_postback_path, postback
@@ -73,6 +75,7 @@ def create_app(settings: Settings | None = None) -> TrilhaApp:
     )
     web.state.runtime = runtime
     install_error_handlers(web)
+    web.add_exception_handler(StarletteHTTPException, unknown_path)
     web.include_router(api_router)
     web.include_router(internal.router)  # the proxy's questions, answered to it alone
     web.include_router(health.router)

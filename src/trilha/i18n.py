@@ -3,7 +3,8 @@
 A catalog has ``ui`` (key -> text, ``{name}`` filled from keyword arguments) and ``errors``
 (the domain's English error messages -> translation). Numbers and quoted values in an error
 message stand as ``#`` in its key, so "must be at most 120 characters" finds
-"must be at most # characters"; so does the list of paths after "(looked in: ".
+"must be at most # characters"; so do macros named in braces and the list of paths after
+"(looked in: ".
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from trilha.accounts import LOCALES
 DEFAULT_LOCALE = "pt-BR"
 CATALOG_DIR = Path(__file__).parent / "locale"
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-# A number, a quoted value, or the list of paths a reason says it looked in.
-VARIABLE = re.compile(r"\d+|'[^']*'|(?<=\(looked in: )[^)]*")
+# Macros named (``{clikid}, {x}``), a number, a quoted value, or the list of paths a reason
+# says it looked in.
+VARIABLE = re.compile(r"\{\w+\}(?:, \{\w+\})*|\d+|'[^']*'|(?<=\(looked in: )[^)]*")
 # A conversion's status change in a reason: its two statuses are translated as statuses are.
 STATUS_CHANGE = re.compile(r"\b([a-z]+) → ([a-z]+)\b")
 

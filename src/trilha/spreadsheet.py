@@ -7,13 +7,24 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 BOM = "\ufeff"
 # What Excel, LibreOffice and Google Sheets read as the start of a formula.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
-Cell = str | int | Decimal | None
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A number already written as the reader's spreadsheet reads it (``-12,50``, ``146,47%``):
+    written as it is, where text starting with ``-`` would be quoted. Made from numbers only,
+    never from text a visitor or a platform sent."""
+
+    text: str
+
+
+Cell = str | int | Decimal | Figure | None
 
 
 def decimal_comma(value: Decimal) -> str:
@@ -38,11 +49,13 @@ def cell(value: Cell) -> str:
     """One value as Excel in pt-BR reads it; numbers stay numbers, even negative ones, and
     only text is kept from running as a formula.
 
-    >>> cell(Decimal("-12.50")), cell(7), cell(None), cell("-12.50")
-    ('-12,50', '7', '', "'-12.50")
+    >>> cell(Decimal("-12.50")), cell(7), cell(None), cell("-12.50"), cell(Figure("-100,00%"))
+    ('-12,50', '7', '', "'-12.50", '-100,00%')
     """
     if value is None:
         return ""
+    if isinstance(value, Figure):
+        return value.text
     if isinstance(value, Decimal):
         return decimal_comma(value)
     if isinstance(value, int):

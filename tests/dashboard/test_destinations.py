@@ -94,7 +94,7 @@ async def test_a_keitaro_postback_gets_the_sale_and_its_refund(
     await page.check("input[name=statuses][value=approved]")
     await page.check("input[name=statuses][value=refunded]")
     await page.click("#destination-submit")
-    await expect(page.locator("#error-url")).to_have_text("unknown macro {clikid}")
+    await expect(page.locator("#error-url")).to_have_text("macro desconhecida {clikid}")
     await page.fill("#field-url", receiver.url("/ok?subid={sub1}&status={status}&payout={payout}"))
     await page.check("input[name=statuses][value=approved]")
     await page.check("input[name=statuses][value=refunded]")
@@ -155,13 +155,15 @@ async def test_a_destination_that_keeps_answering_404_switches_itself_off(
 
     notice = page.locator(".notice")
     await expect(notice).to_contain_text("Old tracker")
-    await expect(notice).to_contain_text("10 rejections in a row; the last: HTTP 404")
+    await expect(notice).to_contain_text(
+        "foi desativado: 10 recusas seguidas; a última: O destino respondeu HTTP 404"
+    )
     await expect(page.locator(f"#destination-{row['id']}")).to_contain_text("Inativo")
     await notice.locator("button").click()
     await expect(page.locator(".notice")).to_have_count(0)
     await page.click(f"#destination-{row['id']} a")
     await expect(page.locator("#status-reason")).to_have_text(
-        "10 rejections in a row; the last: HTTP 404"
+        "10 recusas seguidas; a última: O destino respondeu HTTP 404"
     )
     await page.click("#deliveries .delivery a")
     await expect(page.locator(".attempt")).to_contain_text("HTTP 404")

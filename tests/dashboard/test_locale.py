@@ -127,3 +127,18 @@ def test_it_picks_the_language_the_browser_prefers() -> None:
     assert negotiate_locale("de, fr") == "pt-BR"
     assert negotiate_locale(None) == "pt-BR"
     assert negotiate_locale("en;q=abc, pt") == "pt-BR"
+
+
+NOT_FOUND = re.compile(r"""\bNotFound\(\s*f?"([^"]+)"\s*\)""")
+
+
+def test_every_not_found_reads_in_portuguese() -> None:
+    # What a 404 says is shown on the dashboard's error page, in the reader's language.
+    messages = {
+        re.sub(r"\{[^}]*\}", "", message)
+        for path in SOURCE.rglob("*.py")
+        for message in NOT_FOUND.findall(path.read_text(encoding="utf-8"))
+    }
+    assert len(messages) > 15
+    t = translator("pt-BR")
+    assert {message for message in messages if t.error(message) == message} == set()

@@ -1,19 +1,25 @@
-"""Every dashboard page, with data on it, speaks Portuguese to a pt-BR browser: no English text
-of the catalogs, no domain reason left in English, no catalog key shown for want of a text."""
+"""Every dashboard page, with data on it, and every page an ad's visitor sees, speaks the
+reader's language: no English text of the catalogs on a pt-BR page and no Portuguese one on an
+English page, no domain reason or delivery problem left in English, no catalog key shown for
+want of a text."""
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
-from playwright.async_api import BrowserContext, Page
-from sqlalchemy import update
+import pytest
+from playwright.async_api import BrowserContext, Page, expect
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.dashboard.conftest import BROWSER, Account
+from tests.dashboard.conftest import BROWSER, SCREENSHOTS, Account, screenshot
 from tests.dashboard.sales import (
     hotmart_sale,
     make_click,
@@ -25,16 +31,28 @@ from tests.factories import fetch_all, make_source, now
 from tests.postbacks.test_platform_eduzz_v3 import invoice as eduzz_v3_invoice
 from trilha.campaigns import ParamMapping
 from trilha.conversions.status import Status
-from trilha.db.schema import conversions, deliveries, destinations, postback_log
+from trilha.db.schema import (
+    campaigns,
+    conversions,
+    deliveries,
+    delivery_attempts,
+    destinations,
+    notices,
+    postback_log,
+)
 from trilha.deliveries.destinations import Spec, create_destination
 from trilha.deliveries.kinds import Kind
+from trilha.deliveries.problems import PROBLEMS
 from trilha.i18n import CATALOG_DIR, PLACEHOLDER
+from trilha.ids import new_id
 from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.trial import TrialSale, send_test_postback
 
 pytestmark = BROWSER
 
+MISSING_SECTIONS = ("clicks", "deliveries", "destinations", "reconciliation", "conversions")
 MIN_FRAGMENT = 4  # shorter English pieces ("ID", "URL") are the same words in Portuguese
+MIN_PROBLEM = 8  # a problem's stored words; "HTTP 404" reads the same in both languages
 
 
 def _catalog(locale: str) -> dict[str, dict[str, str]]:
@@ -44,37 +62,46 @@ def _catalog(locale: str) -> dict[str, dict[str, str]]:
     return catalog
 
 
-class English:
-    """What untranslated text looks like, from the catalogs.
+class Untranslated:
+    """What text of the other language looks like on a ``reader``'s page, from the catalogs.
 
-    A several-word English text that Portuguese says otherwise is found anywhere on the page
-    (placeholders matching anything), and so is a domain reason the Portuguese catalog
-    translates (``#`` matching anything). A one-word English text ("Edit") counts only as the
-    whole of a text on the page, and only when no Portuguese text uses that word itself
-    ("Status"), so that data and shared words are not taken for it.
+    A several-word text of the other language that the reader's says otherwise is found
+    anywhere on the page (placeholders matching anything), and so is a domain reason the
+    Portuguese catalog translates (``#`` matching anything): its English on a Portuguese page,
+    its Portuguese on an English one. A one-word text ("Edit", "Editar") counts only as the
+    whole of a text on the page, and only when no text of the reader's language uses that word
+    itself ("Status"), so that data and shared words are not taken for it.
     """
 
-    def __init__(self) -> None:
-        en, pt = _catalog("en"), _catalog("pt-BR")
-        portuguese_words = {w for text in pt["ui"].values() for w in re.findall(r"\w+", text)}
+    def __init__(self, reader: str = "pt-BR") -> None:
+        other = "en" if reader == "pt-BR" else "pt-BR"
+        own, foreign = _catalog(reader), _catalog(other)
+        own_words = {w for text in own["ui"].values() for w in re.findall(r"\w+", text)}
         self.words: dict[str, str] = {}
         self.phrases: list[tuple[str, re.Pattern[str]]] = []
-        for key, text in en["ui"].items():
-            if pt["ui"].get(key) == text:
+        for key, text in foreign["ui"].items():
+            if own["ui"].get(key) == text:
                 continue  # the same in both languages: a brand, a code, a URL
             pieces = [piece.strip() for piece in PLACEHOLDER.split(text)]
             if len(pieces) == 1 and re.fullmatch(r"\w+", pieces[0]):
-                if pieces[0] not in portuguese_words:
+                if pieces[0] not in own_words:
                     self.words[pieces[0]] = key
                 continue
             if sum(len(piece) for piece in pieces) >= MIN_FRAGMENT:
                 joined = r".{0,200}?".join(re.escape(piece) for piece in pieces)
                 self.phrases.append((key, re.compile(r"\b" + joined)))
-        for message, translation in pt["errors"].items():
+        for message, translation in _catalog("pt-BR")["errors"].items():
             if message != translation:
-                pieces = [re.escape(piece) for piece in message.split("#")]
+                shown = message if reader == "pt-BR" else translation
+                pieces = [re.escape(piece) for piece in shown.split("#")]
                 self.phrases.append((message, re.compile(r".{0,200}?".join(pieces))))
-        sections = sorted({key.split(".", 1)[0] for key in en["ui"]})
+        if reader == "pt-BR":  # a delivery problem as stored, not said in the reader's words
+            for problem in PROBLEMS:
+                pieces = re.split(r"\{[a-z_]+\}", problem.template)
+                if sum(len(piece.strip()) for piece in pieces) >= MIN_PROBLEM:
+                    joined = r".{0,200}?".join(re.escape(piece) for piece in pieces)
+                    self.phrases.append((problem.key, re.compile(joined)))
+        sections = sorted({key.split(".", 1)[0] for key in own["ui"]})
         # A catalog key shown as it is: the page asked for a text the catalog lacks.
         self.key = re.compile(r"\b(?:" + "|".join(sections) + r")\.[a-z_]+[a-z_.0-9]*\b")
 
@@ -176,21 +203,100 @@ async def put_data_in_place(db: AsyncEngine, account: Account, live_server: str)
         "entries": [entry["id"] for entry in log],
         "conversions": [conversion["id"] for conversion in stored],
         "destination": destination.id,
+        "workspace": workspace.id,
         "deliveries": [delivery["id"] for delivery in await fetch_all(db, deliveries)],
     }
 
 
-async def test_every_dashboard_page_with_data_is_in_portuguese(
-    context: BrowserContext, db: AsyncEngine, owner: Account, live_server: str
+async def upload_reconciliation(page: Page, workspace: str, merchant: str, tmp_path: Path) -> str:
+    """A reconciliation of two sales; the path of its result."""
+    today = datetime.now(UTC).astimezone(ZoneInfo("America/Sao_Paulo")).strftime("%d/%m/%Y")
+    export = tmp_path / "vendas.csv"
+    export.write_text(
+        "Transação;Status;Valor de compra com impostos;Data da transação\n"
+        f"HP-0001;Aprovado;97,00;{today} 10:00\nHP-9;Aprovado;197,00;{today} 11:00\n",
+        encoding="utf-8",
+    )
+    await page.goto(f"{workspace}/reconciliation")
+    await page.select_option("#field-merchant_id", merchant)
+    await page.set_input_files("#field-file", str(export))
+    await page.click("#upload-submit")
+    await page.wait_for_selector("#flash")
+    return "/" + page.url.split("/", 3)[3]
+
+
+async def tell_of_problems(db: AsyncEngine, data: dict[str, Any]) -> None:
+    """Delivery problems of each kind, as the worker stores them: on the destination, on its
+    deliveries and their attempts, and in a notice."""
+    async with db.begin() as conn:
+        await conn.execute(
+            update(destinations)
+            .where(destinations.c.id == data["destination"])
+            .values(
+                status="inactive",
+                status_reason="address check failed: tracker.example does not resolve",
+            )
+        )
+        first, *others = data["deliveries"]
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.id == first)
+            .values(last_error="ConnectError: All connection attempts failed")
+        )
+        await conn.execute(
+            update(deliveries)
+            .where(deliveries.c.id.in_(others))
+            .values(last_error="HTTP 500: redirect to https://tracker.example/, not followed")
+        )
+        await conn.execute(
+            insert(delivery_attempts).values(
+                id=new_id(),
+                delivery_id=first,
+                started_at=now(),
+                request="GET https://tracker.example/pb",
+                latency_ms=12,
+                response="",
+                error="timed out",
+                outcome="temporary",
+            )
+        )
+        await conn.execute(
+            insert(notices).values(
+                id=new_id(),
+                workspace_id=data["workspace"],
+                destination_id=data["destination"],
+                message="Destination 'Keitaro' was switched off: "
+                "10 rejections in a row; the last: HTTP 404",
+                created_at=now(),
+            )
+        )
+
+
+@pytest.mark.parametrize("language", ["pt-BR", "en"])
+async def test_every_dashboard_page_with_data_is_in_the_readers_language(
+    context: BrowserContext,
+    db: AsyncEngine,
+    owner: Account,
+    live_server: str,
+    tmp_path: Path,
+    language: str,
 ) -> None:
     data = await put_data_in_place(db, owner, live_server)
     assert data["deliveries"], "the sales should have been told to the destination"
+    await tell_of_problems(db, data)
     w = f"/w/{owner.workspace.id}"
+    page = await context.new_page()
+    reconciliation = await upload_reconciliation(page, w, data["merchant"], tmp_path)
+    if language == "en":
+        await page.click("#lang-en")
+        await expect(page.locator("html")).to_have_attribute("lang", "en")
     paths = [
         "/",
         "/workspaces/new",
         w,
         f"{w}/reports",
+        f"{w}/reports?group_by=day&group_by=device&group_by=status",
+        f"{w}/reports?preset=custom&first=2026-12-06&last=2026-12-01&sort=x",  # its errors
         f"{w}/campaigns",
         f"{w}/campaigns/new",
         f"{w}/campaigns/{data['campaign']}",
@@ -212,6 +318,7 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
         f"{w}/event-types",
         f"{w}/domains",
         f"{w}/reconciliation",
+        reconciliation,
         f"{w}/destinations",
         f"{w}/destinations/new",
         f"{w}/destinations/{data['destination']}",
@@ -219,26 +326,66 @@ async def test_every_dashboard_page_with_data_is_in_portuguese(
         *(f"{w}/deliveries/{delivery}" for delivery in data["deliveries"]),
         f"{w}/settings",
     ]
-    english = English()
-    page = await context.new_page()
+    missing = [
+        *(f"{w}/{section}/nope" for section in MISSING_SECTIONS),
+        "/nope",
+        f"{w}/nope",
+    ]
+    untranslated = Untranslated(language)
     problems = {}
-    for path in paths:
+    for path in [*paths, *missing]:
         response = await page.goto(path)
         assert response is not None, path
-        assert response.status == 200, path
-        found = english.found_in(await visible_texts(page))
+        assert response.status == (404 if path in missing else 422 if "sort=x" in path else 200)
+        if path in missing:  # the dashboard's error page, not the API's JSON
+            await expect(page.locator("#error-message")).to_be_visible()
+        found = untranslated.found_in(await visible_texts(page))
         if found:
             problems[path] = found
     assert not problems, json.dumps(problems, indent=1, ensure_ascii=False)
+    if SCREENSHOTS:
+        await page.goto(f"{w}/deliveries")
+        await screenshot(page, f"deliveries-{language}.png", tmp_path)
+        await page.goto(f"{w}/settings")
+        await screenshot(page, f"settings-{language}.png", tmp_path)
 
 
 async def test_the_sign_in_page_is_in_portuguese(page: Page) -> None:
     await page.goto("/login")
-    assert English().found_in(await visible_texts(page)) == []
+    assert Untranslated("pt-BR").found_in(await visible_texts(page)) == []
 
 
-async def test_the_check_finds_english_where_it_is(english_context: BrowserContext) -> None:
-    # The same walk in English must find the catalog's English: else it could never fail.
-    page = await english_context.new_page()
-    await page.goto("/login")
-    assert English().found_in(await visible_texts(page))
+async def test_the_check_finds_the_other_language_where_it_is(
+    context: BrowserContext, english_context: BrowserContext
+) -> None:
+    # The same walk in the other language must find it: else it could never fail.
+    english, portuguese = await english_context.new_page(), await context.new_page()
+    await english.goto("/login")
+    await portuguese.goto("/login")
+    assert Untranslated("pt-BR").found_in(await visible_texts(english))
+    assert Untranslated("en").found_in(await visible_texts(portuguese))
+
+
+@pytest.mark.parametrize("language", ["pt-BR", "en"])
+async def test_the_pages_an_ad_visitor_sees_are_in_the_visitors_language(
+    context: BrowserContext,
+    english_context: BrowserContext,
+    db: AsyncEngine,
+    owner: Account,
+    live_server: str,
+    language: str,
+) -> None:
+    campaign, _ = await make_click(db, live_server, owner.workspace, name="Pausada")
+    async with db.begin() as conn:
+        await conn.execute(
+            update(campaigns).where(campaigns.c.id == campaign.id).values(status="paused")
+        )
+    page = await (context if language == "pt-BR" else english_context).new_page()
+    untranslated = Untranslated(language)
+    for path in ("/r/nao-existe", f"/r/{campaign.slug}"):
+        response = await page.goto(path)
+        assert response is not None, path
+        assert response.status == 404, path
+        texts = await visible_texts(page)
+        assert texts, path
+        assert untranslated.found_in(texts) == [], path

@@ -112,9 +112,9 @@ async def test_a_report_is_sorted_drilled_filtered_and_exported(
     path = tmp_path / "report.csv"
     await download.save_as(path)
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("\ufeffcampaign;clicks;")
-    assert "epuc" in text.splitlines()[0]
-    assert "unique_clicks" not in text
+    assert text.startswith("\ufeffCampanha;Cliques;")
+    assert "EPUC" in text.splitlines()[0]
+    assert "Cliques únicos" not in text
     assert "Perpétuo;1;" in text
     assert "197,00" in text
     assert "Black Friday" not in text  # filtered out

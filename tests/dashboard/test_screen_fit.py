@@ -5,16 +5,14 @@ document never scrolls sideways, and each table shows its first three columns wi
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.async_api import BrowserContext, Page, ViewportSize, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, SCREENSHOTS, Account, screenshot
-from tests.dashboard.test_portuguese_pages import put_data_in_place
+from tests.dashboard.test_portuguese_pages import put_data_in_place, upload_reconciliation
 
 pytestmark = BROWSER
 
@@ -64,23 +62,6 @@ async def misfits(page: Page, width: int) -> list[str]:
         found.append(f"the document is {document} px wide: {widest}")
     found += [f"header off-screen: {header}" for header in await page.evaluate(HIDDEN_HEADERS)]
     return found
-
-
-async def upload_reconciliation(page: Page, workspace: str, merchant: str, tmp_path: Path) -> str:
-    """A reconciliation of two sales; the path of its result."""
-    today = datetime.now(UTC).astimezone(ZoneInfo("America/Sao_Paulo")).strftime("%d/%m/%Y")
-    export = tmp_path / "vendas.csv"
-    export.write_text(
-        "Transação;Status;Valor de compra com impostos;Data da transação\n"
-        f"HP-0001;Aprovado;97,00;{today} 10:00\nHP-9;Aprovado;197,00;{today} 11:00\n",
-        encoding="utf-8",
-    )
-    await page.goto(f"{workspace}/reconciliation")
-    await page.select_option("#field-merchant_id", merchant)
-    await page.set_input_files("#field-file", str(export))
-    await page.click("#upload-submit")
-    await page.wait_for_selector("#flash")
-    return "/" + page.url.split("/", 3)[3]
 
 
 @pytest.mark.parametrize("language", ["pt-BR", "en"])

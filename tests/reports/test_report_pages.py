@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_campaign
 from tests.web.callers import make_owner
+from trilha.i18n import translator
 from trilha.reports.dimensions import Dimension
-from trilha.reports.export import report_csv
+from trilha.reports.export import report_csv, shown_report_csv
 from trilha.reports.periods import Preset
 from trilha.reports.request import ReportQuery, run_report
 from trilha.workspaces import Workspace
@@ -101,3 +102,24 @@ async def test_the_csv_export_writes_every_level_cut_with_the_rest_in_one_row(
         ["", "15"],
     ]
     assert lines[4].startswith("others (2 rows);")
+
+
+async def test_the_dashboards_csv_names_the_rest_and_the_totals_in_the_readers_language(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    _, workspace = await clicks_by_sub1(client, db)
+    query = ReportQuery(
+        preset=Preset.TODAY,
+        group_by=(Dimension.CAMPAIGN, Dimension.SUB1),
+        flat=True,
+        limit=3,
+    )
+
+    async with db.connect() as conn:
+        report = await conn.run_sync(run_report, workspace, query, now=datetime.now(UTC))
+    portuguese = shown_report_csv(report, ["clicks"], translator("pt-BR")).splitlines()
+    english = shown_report_csv(report, ["clicks"], translator("en")).splitlines()
+
+    assert portuguese[0] == "\ufeffCampanha;sub1;Cliques"
+    assert (portuguese[4], portuguese[5]) == ("Outras (2 linhas);;3", "Total;;15")
+    assert (english[4], english[5]) == ("Others (2 rows);;3", "Total;;15")

@@ -17,6 +17,7 @@ from trilha.db.schema import campaigns, destinations, traffic_sources
 from trilha.deliveries import google_ads, meta, tiktok
 from trilha.deliveries.kinds import DestinationStatus, Kind, Method
 from trilha.deliveries.postback import check_template
+from trilha.deliveries.problems import SWITCHED_OFF_BY_USER
 from trilha.errors import InvalidInput, NotFound
 from trilha.ids import new_id
 from trilha.money import CURRENCIES
@@ -288,7 +289,7 @@ async def deactivate_destination(
         .where(destinations.c.id == destination_id)
         .values(
             status=DestinationStatus.INACTIVE,
-            status_reason="switched off by a user",
+            status_reason=SWITCHED_OFF_BY_USER.say(),
             updated_at=now,
         )
     )

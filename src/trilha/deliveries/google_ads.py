@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from trilha.conversions.status import Status
 from trilha.deliveries.jobs import Job, OutboundRequest, Skip
+from trilha.deliveries.problems import NO_GOOGLE_CLICK, NOT_TOLD
 from trilha.errors import InvalidInput
 
 SECRET_KEYS: Final = frozenset({"client_secret", "developer_token"})  # masked in answers
@@ -68,7 +69,7 @@ def upload_request(
     job: Job, *, ads_url: str, access_token: str, now: datetime
 ) -> OutboundRequest | Skip:
     if job.conversion_status is not Status.APPROVED:
-        return Skip(f"Google Ads is not told of {job.conversion_status} conversions")
+        return Skip(NOT_TOLD.say(platform="Google Ads", status=job.conversion_status))
     config = job.destination.config
     params = (job.click or {}).get("params") or {}
     ids = {
@@ -78,7 +79,7 @@ def upload_request(
     }
     found = {name: value for name, value in ids.items() if value}
     if not found:
-        return Skip("the click has no gclid, gbraid or wbraid")
+        return Skip(NO_GOOGLE_CLICK.say())
     name, value = next(iter(found.items()))
     customer = config["customer_id"]
     conversion = {

@@ -21,6 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from trilha.db.schema import deliveries, delivery_attempts, destinations, notices
 from trilha.deliveries.jobs import Job
 from trilha.deliveries.kinds import AttemptOutcome, DeliveryState, DestinationStatus
+from trilha.deliveries.problems import (
+    FAILING,
+    HTTP_STATUS,
+    HTTP_STATUS_WITH,
+    REJECTIONS,
+    SWITCHED_OFF,
+)
 from trilha.deliveries.schedule import next_attempt_at
 from trilha.deliveries.send import Sent
 from trilha.ids import new_id
@@ -93,7 +100,9 @@ def delivery_change(attempts: int, sent: Sent, *, now: datetime, spread: float) 
 
 def _summary(sent: Sent) -> str:
     if sent.status_code is not None:
-        return f"HTTP {sent.status_code}" + (f": {sent.error}" if sent.error else "")
+        if sent.error:
+            return HTTP_STATUS_WITH.say(code=sent.status_code, detail=sent.error)
+        return HTTP_STATUS.say(code=sent.status_code)
     return sent.error
 
 
@@ -124,7 +133,7 @@ async def apply_to_destination(
             .returning(row.consecutive_failures)
         )
         if count is not None and count >= REJECTIONS_LIMIT:
-            reason = f"{count} rejections in a row; the last: {_summary(sent)}"
+            reason = REJECTIONS.say(count=count, last=_summary(sent))
             await switch_off(conn, destination_id, reason, now=now)
     elif sent.outcome is AttemptOutcome.TEMPORARY:
         if sent.status_code is None:
@@ -136,7 +145,7 @@ async def apply_to_destination(
         )
         since = await conn.scalar(select(row.failing_since).where(row.id == destination_id))
         if since is not None and now - since >= TEMPORARY_LIMIT:
-            reason = f"only timeouts and server errors since {since:%Y-%m-%d %H:%M} UTC"
+            reason = FAILING.say(since=f"{since:%Y-%m-%d %H:%M}")
             await switch_off(conn, destination_id, reason, now=now)
 
 
@@ -176,7 +185,7 @@ async def switch_off(
             id=new_id(),
             workspace_id=switched.workspace_id,
             destination_id=destination_id,
-            message=f"Destination {switched.name!r} was switched off: {reason}",
+            message=SWITCHED_OFF.say(name=repr(switched.name), detail=reason),
             created_at=now,
         )
     )

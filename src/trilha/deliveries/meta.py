@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from trilha.conversions.status import Status
 from trilha.deliveries.jobs import Job, OutboundRequest, Skip
+from trilha.deliveries.problems import NOT_TOLD, TOO_OLD_FOR_META
 from trilha.errors import InvalidInput
 
 MAX_AGE: Final = timedelta(days=7)
@@ -73,9 +74,9 @@ def build_meta(job: Job, *, base_url: str, now: datetime) -> OutboundRequest | S
             job.created_at,
         )
     else:
-        return Skip(f"Meta is not told of {status} conversions")
+        return Skip(NOT_TOLD.say(platform="Meta", status=status))
     if now - at > MAX_AGE:
-        return Skip("older than 7 days: Meta refuses such events")
+        return Skip(TOO_OLD_FOR_META.say())
     event = {
         "event_name": name,
         "event_time": int(at.timestamp()),

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from urllib.parse import urlsplit
 
+from trilha.deliveries.problems import DOES_NOT_RESOLVE, NO_ANSWER_FROM_DNS, NOT_PUBLIC
+
 IPAddress = IPv4Address | IPv6Address
 
 
@@ -97,7 +99,7 @@ async def resolve_target(url: str, *, allow_private: bool) -> Target:
     if not allow_private:
         for address in addresses:
             if not is_public(address):
-                raise UnsafeTarget(f"{host} resolves to {address}, which is not a public address")
+                raise UnsafeTarget(NOT_PUBLIC.say(host=host, address=address))
     return Target(scheme, host, port, addresses[0])
 
 
@@ -106,8 +108,8 @@ async def _lookup(host: str, port: int) -> list[IPAddress]:
     try:
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise UnsafeTarget(f"{host} does not resolve: {exc}") from None
+        raise UnsafeTarget(NO_ANSWER_FROM_DNS.say(host=host, detail=exc)) from None
     found = dict.fromkeys(ip_address(str(info[4][0]).split("%")[0]) for info in infos)
     if not found:
-        raise UnsafeTarget(f"{host} does not resolve")
+        raise UnsafeTarget(DOES_NOT_RESOLVE.say(host=host))
     return list(found)

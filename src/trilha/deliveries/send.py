@@ -16,6 +16,7 @@ import httpx
 
 from trilha.deliveries.jobs import OutboundRequest
 from trilha.deliveries.kinds import AttemptOutcome
+from trilha.deliveries.problems import CONNECT_FAILED, REDIRECT, TIMED_OUT
 from trilha.deliveries.safety import Target, UnsafeTarget, resolve_target
 from trilha.deliveries.schedule import parse_retry_after
 from trilha.settings import Settings
@@ -97,7 +98,7 @@ async def send(
         status_code=code,
         latency_ms=_ms(started),
         response=body.decode("utf-8", "replace")[:EXCERPT],
-        error=f"redirect to {headers.get('location', '?')[:200]}, not followed"
+        error=REDIRECT.say(location=headers.get("location", "?")[:200])
         if 300 <= code < 400
         else "",
         retry_after=parse_retry_after(headers.get("retry-after"), now)
@@ -136,7 +137,9 @@ async def _exchange(
 
 def _error(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
-        return "timed out"
+        return TIMED_OUT.say()
+    if isinstance(exc, httpx.ConnectError) and str(exc):
+        return CONNECT_FAILED.say(detail=exc)[:500]
     return f"{type(exc).__name__}: {exc}"[:500] if str(exc) else type(exc).__name__
 
 

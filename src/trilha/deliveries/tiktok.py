@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from trilha.conversions.status import Status
 from trilha.deliveries.jobs import Job, OutboundRequest, Skip
+from trilha.deliveries.problems import NOT_TOLD, TOO_OLD
 from trilha.errors import InvalidInput
 
 MAX_AGE: Final = timedelta(days=7)
@@ -57,10 +58,10 @@ def check_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def build_tiktok(job: Job, *, base_url: str, now: datetime) -> OutboundRequest | Skip:
     if job.conversion_status is not Status.APPROVED:
-        return Skip(f"TikTok is not told of {job.conversion_status} conversions")
+        return Skip(NOT_TOLD.say(platform="TikTok", status=job.conversion_status))
     at: datetime = job.conversion["created_at"]
     if now - at > MAX_AGE:
-        return Skip("older than 7 days")
+        return Skip(TOO_OLD.say())
     config = job.destination.config
     event_type = job.conversion["event_type"]
     names = {**DEFAULT_EVENT_NAMES, **config["event_names"]}

@@ -12,6 +12,7 @@ from trilha.db.schema import destinations
 from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import destination_of
 from trilha.deliveries.kinds import DestinationStatus
+from trilha.deliveries.problems import ADDRESS_CHECK
 from trilha.deliveries.safety import UnsafeTarget, resolve_target
 
 BATCH = 50
@@ -40,7 +41,7 @@ async def verify_destinations(
             )
             status, reason = DestinationStatus.ACTIVE, ""
         except UnsafeTarget as exc:
-            status, reason = DestinationStatus.INACTIVE, f"address check failed: {exc}"
+            status, reason = DestinationStatus.INACTIVE, ADDRESS_CHECK.say(detail=exc)
         async with engine.begin() as conn:
             await conn.execute(
                 update(destinations)

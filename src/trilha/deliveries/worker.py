@@ -32,6 +32,7 @@ from trilha.deliveries.jobs import Job, Skip
 from trilha.deliveries.kinds import AttemptOutcome, Kind
 from trilha.deliveries.lifecycle import purge_attempts, record_attempt
 from trilha.deliveries.mail import Mailer, email_notices
+from trilha.deliveries.problems import NO_ACCESS_TOKEN, OAUTH_FAILED, TIKTOK_REFUSED
 from trilha.deliveries.send import Policy, Sent, new_client, send
 from trilha.deliveries.verify import verify_destinations
 from trilha.metrics import DELIVERY_ATTEMPTS
@@ -201,7 +202,7 @@ async def attempt(
         refusal = tiktok.refusal_of(sent.response)
         if refusal is not None:
             return replace(
-                sent, outcome=AttemptOutcome.REJECTED, error=f"TikTok refused it: {refusal}"
+                sent, outcome=AttemptOutcome.REJECTED, error=TIKTOK_REFUSED.say(detail=refusal)
             )
     return sent
 
@@ -220,8 +221,8 @@ async def upload_to_google(
         access_token_of(refreshed.response) if refreshed.outcome is AttemptOutcome.SUCCESS else None
     )
     if token is None:
-        error = refreshed.error or "no access_token in the answer"
-        return replace(refreshed, error=f"OAuth refresh failed: {error}"[:500])
+        error = refreshed.error or NO_ACCESS_TOKEN.say()
+        return replace(refreshed, error=OAUTH_FAILED.say(detail=error)[:500])
     built = upload_request(job, ads_url=endpoints.google_ads_url, access_token=token, now=now)
     if isinstance(built, Skip):
         return Sent(AttemptOutcome.SKIPPED, "", error=built.reason)

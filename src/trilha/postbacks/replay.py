@@ -32,7 +32,7 @@ async def replay_postbacks(
     for entry_id in entry_ids:
         entry = await get_log_entry(conn, workspace_id, entry_id)
         if entry is None:
-            raise NotFound(f"postback log entry {entry_id[:40]} not found")
+            raise NotFound(f"postback log entry '{entry_id[:40]}' not found")
         refusal = replay_refusal(entry)
         if refusal is not None:
             raise InvalidInput({"ids": f"{entry_id}: {refusal}"})

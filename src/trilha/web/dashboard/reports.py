@@ -19,10 +19,10 @@ from trilha.i18n import Translator
 from trilha.reports.builder import Report, Row
 from trilha.reports.columns import report_columns, save_report_columns
 from trilha.reports.dimensions import TIME, Dimension
-from trilha.reports.export import report_csv
+from trilha.reports.export import shown_report_csv
 from trilha.reports.home import Home, home
 from trilha.reports.limits import ReportLimiter
-from trilha.reports.metrics import METRIC_NAMES, MULTIPLES, PERCENTAGES, SIGNED, Counts, metrics
+from trilha.reports.metrics import METRIC_NAMES, SIGNED, Counts, metrics
 from trilha.reports.periods import Preset
 from trilha.reports.request import (
     CSV_ROWS,
@@ -33,11 +33,12 @@ from trilha.reports.request import (
     read_query,
     run_report,
 )
+from trilha.reports.shown import format_metric, row_label
 from trilha.web.auth import Db, Reports
 from trilha.web.dashboard.conversions import workspace_names
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, local_path, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
-from trilha.web.dashboard.workspaces import TIMEZONE_CHOICES
+from trilha.zones import zone_choices
 
 router = APIRouter(route_class=DashboardRoute)
 
@@ -116,14 +117,14 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
         "filters": [
             (
                 d.value,
-                _label(t, d, report.names.get(value, value) if d in _NAMED else value),
+                row_label(t, d, report.names.get(value, value) if d in _NAMED else value),
                 _report_url(page, _without(query, d)),
             )
             for d, value in query.filters.items()
         ],
         "filter_dimensions": [d.value for d in Dimension if d not in TIME],
         "filter_params": [value for name, value in query_params(query) if name == "filter"],
-        "timezones": TIMEZONE_CHOICES,
+        "timezones": zone_choices(page.t.locale, datetime.now(UTC)),
         "timezone": report.selection.period.zone.key,
         "period": report.selection.period,
         "report_url": here,
@@ -165,7 +166,7 @@ def _level_rows(
         rows.append(
             {
                 "depth": depth,
-                "label": _label(t, query.group_by[depth], row.labels[-1]),
+                "label": row_label(t, query.group_by[depth], row.labels[-1]),
                 "cells": metric_cells(t, row.counts, currency, columns),
                 "open": _report_url(page, opened) if opened is not None else None,
                 "expand": _rows_url(page, children) if depth + 1 < len(query.group_by) else None,
@@ -199,7 +200,7 @@ async def report_csv_download(page: InWorkspace, conn: Db, reports: Reports) -> 
     )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     return Response(
-        report_csv(report, columns).encode(),
+        shown_report_csv(report, columns, page.t).encode(),
         media_type="text/csv; charset=utf-8",
         headers={"content-disposition": 'attachment; filename="report.csv"'},
     )
@@ -282,23 +283,6 @@ def _campaign_today(row: Row) -> ReportQuery:
     )
 
 
-def _label(t: Translator, dimension: Dimension, label: str) -> str:
-    """A row's value; "" (clicks or sales without one) as "(none)"; statuses translated."""
-    if label == "":
-        return t("reports.none")
-    if dimension is Dimension.STATUS:
-        return t(f"conversion_status.{label}")
-    if dimension is Dimension.DEVICE and f"device.{label}" in t.ui:
-        return t(f"device.{label}")
-    if dimension is Dimension.MONTH:
-        return t.month(date.fromisoformat(f"{label}-01"))
-    if dimension in (Dimension.DAY, Dimension.WEEK):
-        return t.day(date.fromisoformat(label))
-    if dimension is Dimension.HOUR:
-        return f"{t.day(date.fromisoformat(label[:10]))} {label[11:]}"
-    return label
-
-
 def metric_cells(
     t: Translator, counts: Counts, currency: str, columns: tuple[str, ...]
 ) -> list[tuple[str, str]]:
@@ -308,26 +292,6 @@ def metric_cells(
         (format_metric(t, name, values[name], currency), _tone(name, values[name]))
         for name in columns
     ]
-
-
-def format_metric(t: Translator, name: str, value: int | Decimal | None, currency: str) -> str:
-    """A metric as this language writes it.
-
-    >>> from trilha.i18n import translator
-    >>> t = translator("pt-BR")
-    >>> [format_metric(t, n, v, "BRL") for n, v in (
-    ...     ("clicks", 1234), ("cr", Decimal("0.0125")), ("epc", Decimal("2.5")), ("aov", None))]
-    ['1.234', '1,25%', 'R$ 2,50', '—']
-    """
-    if value is None:
-        return "—"
-    if name in PERCENTAGES:
-        return t.percent(Decimal(value))
-    if name in MULTIPLES:
-        return f"{t.number(Decimal(value), 2)}x"
-    if isinstance(value, Decimal):
-        return t.money(value, currency)
-    return t.number(value, 0)
 
 
 def _tone(name: str, value: int | Decimal | None) -> str:

@@ -7,17 +7,21 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from fastapi import Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trilha import __version__
-from trilha.errors import TrilhaError
+from trilha.deliveries.problems import explain
+from trilha.errors import NotFound, TrilhaError
 from trilha.validation import is_text
 from trilha.web.auth import SAFE_METHODS
 from trilha.web.dashboard.pages import (
@@ -47,6 +51,7 @@ def render(
         {
             "t": page.t,
             "te": page.t.error,
+            "problem": partial(explain, page.t),
             "csrf_token": page.csrf_token,
             "user": page.session.user if page.session else None,
             "memberships": page.memberships,
@@ -135,6 +140,19 @@ def login_redirect(request: Request) -> Response:
     if request.headers.get("hx-request"):
         return Response(status_code=204, headers={"HX-Redirect": url})
     return RedirectResponse(url, status_code=303)
+
+
+# Paths whose unknown addresses answer as programs expect (JSON, or a bare status), not a page.
+MACHINE_PATHS = ("/api/", "/internal/", "/static/")
+
+
+async def unknown_path(request: Request, exc: Exception) -> Response:
+    """An address no route has: the dashboard's error page in the reader's language, except
+    under the API and the other paths programs read, which keep FastAPI's JSON."""
+    assert isinstance(exc, StarletteHTTPException)  # noqa: S101 -- registered for it only
+    if exc.status_code != 404 or request.url.path.startswith(MACHINE_PATHS):
+        return await http_exception_handler(request, exc)
+    return error_page(request, NotFound("no page at this address"))
 
 
 def error_page(request: Request, exc: TrilhaError) -> HTMLResponse:

@@ -19,8 +19,9 @@ from trilha.privacy.forget import forget_buyer
 from trilha.web.auth import Db, WalTruncated
 from trilha.web.dashboard.pages import InWorkspace, Page, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
-from trilha.web.dashboard.workspaces import CURRENCY_CHOICES, TIMEZONE_CHOICES
+from trilha.web.dashboard.workspaces import CURRENCY_CHOICES
 from trilha.workspaces import Role, list_members, rotate_postback_token, update_workspace
+from trilha.zones import zone_choices
 
 router = APIRouter(route_class=DashboardRoute)
 
@@ -150,7 +151,7 @@ async def render_settings(
         "rate_values": {"currency": "", "day": "", "rate": ""},
         "rate_errors": {},
         "roles": [role.value for role in Role],
-        "timezones": TIMEZONE_CHOICES,
+        "timezones": zone_choices(page.t.locale, datetime.now(UTC)),
         "currencies": CURRENCY_CHOICES,
         **(context or {}),
     }

@@ -8,16 +8,14 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, Response
 
 from trilha.errors import InvalidInput
-from trilha.validation import TIMEZONES
 from trilha.web.auth import Db
-from trilha.web.dashboard.pages import WORKSPACE_COOKIE, SignedIn, field_errors, read_form
+from trilha.web.dashboard.pages import WORKSPACE_COOKIE, Page, SignedIn, field_errors, read_form
 from trilha.web.dashboard.responses import DashboardRoute, redirect, render
 from trilha.workspaces import create_workspace, list_memberships
+from trilha.zones import zone_choices
 
 router = APIRouter(route_class=DashboardRoute)
 
-# Region/City names and UTC; the legacy aliases ("EST", "localtime") stay valid but unlisted.
-TIMEZONE_CHOICES = tuple(sorted(zone for zone in TIMEZONES if "/" in zone or zone == "UTC"))
 CURRENCY_CHOICES = ("BRL", "USD", "EUR", "GBP", "ARS", "MXN", "COP", "CLP", "PEN")
 NEW_WORKSPACE_DEFAULTS = {"name": "", "timezone": "America/Sao_Paulo", "currency": "BRL"}
 
@@ -36,7 +34,7 @@ async def home(page: SignedIn, conn: Db) -> Response:
 @router.get("/workspaces/new")
 async def new_workspace(page: SignedIn, conn: Db) -> Response:
     page = replace(page, memberships=tuple(await list_memberships(conn, page.user)))
-    return render(page, "dashboard/workspaces/new.html", _form(NEW_WORKSPACE_DEFAULTS, {}))
+    return render(page, "dashboard/workspaces/new.html", _form(page, NEW_WORKSPACE_DEFAULTS, {}))
 
 
 @router.post("/workspaces")
@@ -47,15 +45,15 @@ async def add_workspace(page: SignedIn, conn: Db) -> Response:
         workspace = await create_workspace(conn, page.user, now=datetime.now(UTC), **values)
     except InvalidInput as exc:
         page = replace(page, memberships=tuple(await list_memberships(conn, page.user)))
-        context = _form(values, field_errors(exc))
+        context = _form(page, values, field_errors(exc))
         return render(page, "dashboard/workspaces/new.html", context, status_code=422)
     return redirect(page, f"/w/{workspace.id}/campaigns", "workspaces.created", name=workspace.name)
 
 
-def _form(values: dict[str, str], errors: dict[str, str]) -> dict[str, object]:
+def _form(page: Page, values: dict[str, str], errors: dict[str, str]) -> dict[str, object]:
     return {
         "values": values,
         "errors": errors,
-        "timezones": TIMEZONE_CHOICES,
+        "timezones": zone_choices(page.t.locale, datetime.now(UTC)),
         "currencies": CURRENCY_CHOICES,
     }
