@@ -15,6 +15,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha import accounts, backups, workspaces
+from trilha.click_retention import all_kept_since
 from trilha.db.engine import make_engine, reading
 from trilha.db.migrate import migrate
 from trilha.deliveries.worker import DeliveryWorker
@@ -119,13 +120,19 @@ def _fail_cleanly(work: Callable[[], T]) -> T:
 
 @rollups_cli.command("rebuild")
 def rollups_rebuild() -> None:
-    """Recompute every hourly sum of clicks from the click rows, in one transaction."""
+    """Recompute every hourly sum of clicks from the click rows, in one transaction (with
+    TRILHA_CLICK_RETENTION_DAYS, only the days whose clicks are all kept)."""
+    settings = Settings()
+    since = all_kept_since(datetime.now(UTC), settings.click_retention_days)
 
     async def work(conn: AsyncConnection) -> None:
-        await conn.run_sync(rebuild_rollups)
+        await conn.run_sync(rebuild_rollups, since=since)
 
-    _in_transaction(Settings(), work)
-    typer.echo("rollups rebuilt from the click rows")
+    _in_transaction(settings, work)
+    if since is None:
+        typer.echo("rollups rebuilt from the click rows")
+    else:
+        typer.echo(f"rollups rebuilt from the click rows since {since:%Y-%m-%d} (UTC)")
 
 
 @cli.command()

@@ -1,6 +1,6 @@
 """Background upkeep of a serving process: attach orphans whose click appeared, trim the log,
 the counts of unmatched postbacks and of sign-in attempts, look again at custom domains' DNS
-records, empty old postback payloads."""
+records, empty old postback payloads, delete raw clicks past their retention."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from trilha.click_retention import purge_old_clicks
 from trilha.conversions.orphans import attach_orphans
 from trilha.custom_domains import DomainPolicy, recheck_domains
 from trilha.login_limits import purge_attempts
@@ -35,6 +36,7 @@ async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
         await asyncio.sleep(ORPHAN_INTERVAL)
         if rounds % PURGE_EVERY == 0:
             await _recheck_domains(engine, domains)
+            await purge_expired_clicks(engine, days=settings.click_retention_days)
         try:
             async with engine.begin() as conn:
                 attached = await conn.run_sync(attach_orphans, now=datetime.now(UTC))
@@ -67,6 +69,20 @@ async def report_unmatched(conn: AsyncConnection, *, retention: timedelta) -> No
         len(sources),
         top,
     )
+
+
+async def purge_expired_clicks(engine: AsyncEngine, *, days: int) -> None:
+    """Raw clicks past their retention go, in transactions of their own: the round's one would
+    hold the write lock for all of them."""
+    if not days:
+        return
+    try:
+        purged = await purge_old_clicks(engine, older_than=datetime.now(UTC) - timedelta(days=days))
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("click retention purge failed: %s", type(exc).__name__)
+        return
+    if purged:
+        log.info("purged %d clicks older than %d days", purged, days)
 
 
 async def _recheck_domains(engine: AsyncEngine, policy: DomainPolicy) -> None:
