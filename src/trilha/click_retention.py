@@ -9,11 +9,9 @@ from datetime import UTC, datetime, time, timedelta
 from sqlalchemy import Connection, delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from trilha.db.batches import PAUSE, PURGE_BATCH
 from trilha.db.schema import clicks, conversions
 from trilha.ids import click_ids_from
-
-PURGE_BATCH = 1000  # clicks a transaction: the click writer waits for one batch at most
-PAUSE = 0.05  # seconds between batches, for the writers waiting on the lock
 
 
 def all_kept_since(now: datetime, days: int) -> datetime | None:

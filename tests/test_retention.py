@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -14,10 +15,13 @@ from tests.web.callers import make_owner
 from tests.web.sales import click, postback
 from trilha.campaigns import Campaign
 from trilha.click_retention import all_kept_since, purge_clicks, purge_old_clicks
-from trilha.db.schema import click_hours, click_sub1_days, clicks, conversions
+from trilha.db import batches
+from trilha.db.schema import click_hours, click_sub1_days, clicks, conversions, postback_log
 from trilha.ids import mint_click_id
-from trilha.maintenance import purge_expired_clicks
+from trilha.maintenance import purge_expired_clicks, purge_old_rows
+from trilha.postbacks.log import purge_log
 from trilha.reports.rollups import rebuild_rollups
+from trilha.settings import Settings
 from trilha.workspaces import Workspace
 
 RETENTION = timedelta(days=30)
@@ -140,3 +144,31 @@ async def test_the_serving_process_purges_only_when_a_retention_is_set(
     assert len(await fetch_all(db, clicks)) == 2
     await purge_expired_clicks(db, days=365)
     assert await fetch_all(db, clicks) == []
+
+
+async def test_old_log_entries_and_payloads_go_a_batch_per_transaction(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, workspace = await make_owner(db)
+    for txid in ("T1", "T2", "T3", "T4"):
+        await postback(client, workspace, click_id="NOSUCHCLICK", txid=txid)
+    entries = sorted(await fetch_all(db, postback_log), key=lambda entry: entry["txid"])
+    ages = {"T1": 100, "T2": 100, "T3": 40, "T4": 0}  # days: past the log's 90, the payload's 30
+    async with db.begin() as conn:
+        for entry in entries:
+            received = datetime.now(UTC) - timedelta(days=ages[entry["txid"]], minutes=1)
+            await conn.execute(
+                update(postback_log)
+                .where(postback_log.c.id == entry["id"])
+                .values(received_at=received)
+            )
+        one = await purge_log(conn, older_than=datetime.now(UTC) - timedelta(days=90), limit=1)
+    assert one == 1
+    monkeypatch.setattr(batches, "PURGE_BATCH", 1)
+
+    await purge_old_rows(db, settings)
+
+    left = {entry["txid"]: entry for entry in await fetch_all(db, postback_log)}
+    assert set(left) == {"T3", "T4"}
+    assert (left["T3"]["query"], left["T3"]["payload_purged_at"] is None) == ("", False)
+    assert "NOSUCHCLICK" in left["T4"]["query"]
