@@ -239,3 +239,24 @@ async def test_a_backup_of_the_other_kind_of_database_is_refused(
     assert refused.stdout.strip() == (
         f"error: {file} is a PostgreSQL backup, but TRILHA_DATABASE_URL names a SQLite database"
     )
+
+
+async def test_a_backup_into_a_missing_directory_is_refused_in_one_line(
+    database_url: str, tmp_path: Path
+) -> None:
+    file = tmp_path / "no-such-directory" / "trilha.backup"
+
+    refused = trilha(database_url, "backup", str(file))
+
+    assert refused.returncode == 1
+    assert refused.stdout.strip() == f"error: {file}: No such file or directory"
+
+
+async def test_an_unreachable_database_is_named_without_its_password(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://trilha:s3cret-pw@127.0.0.1:1/trilha"
+
+    refused = trilha(url, "backup", str(tmp_path / "new.backup"))
+
+    assert refused.returncode == 1
+    assert refused.stdout.startswith("error: pg_dump failed: ")
+    assert "s3cret-pw" not in refused.stdout

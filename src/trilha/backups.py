@@ -8,7 +8,8 @@ import re
 import shutil
 import sqlite3
 import subprocess
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.db.engine import SQLITE_BUSY_TIMEOUT_MS, sync_url
 from trilha.db.migrate import alembic_config
@@ -65,17 +67,18 @@ def back_up(url: str, file: Path, *, force: bool = False) -> Kind:
     if file.exists() and not force:
         raise TrilhaError(f"{file} exists; pass --force to replace it")
     partial = file.with_name(f".{file.name}.partial")
-    partial.unlink(missing_ok=True)
-    # Created before anything is written into it: a backup holds buyers' hashed data.
-    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    try:
-        if database.kind is Kind.SQLITE:
-            _sqlite_backup(database, partial)
-        else:
-            _pg_run("pg_dump", database, "--format=custom", f"--file={partial}")
-        os.replace(partial, file)
-    finally:
+    with _one_line_errors(database, file):
         partial.unlink(missing_ok=True)
+        # Created before anything is written into it: a backup holds buyers' hashed data.
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            if database.kind is Kind.SQLITE:
+                _sqlite_backup(database, partial)
+            else:
+                _pg_run("pg_dump", database, "--format=custom", f"--file={partial}")
+            os.replace(partial, file)
+        finally:
+            partial.unlink(missing_ok=True)
     return database.kind
 
 
@@ -98,20 +101,17 @@ def restore(url: str, file: Path, *, force: bool = False) -> str:
             f"{file} was taken at migration {revision}, which this trilha does not know; "
             "restore it with the trilha version that made it"
         )
-    if not force and holds_data(database):
-        raise TrilhaError(f"{database} is not empty; pass --force to replace its contents")
-    if kind is Kind.SQLITE:
-        with (
-            closing(_sqlite_connect(file)) as source,
-            closing(_sqlite_connect(database.path)) as target,
-        ):
-            source.backup(target)
-    else:
-        _pg_run(
-            "pg_restore", database, "--clean", "--if-exists", "--no-owner",
-            "--single-transaction", "--exit-on-error",
-            f"--dbname={database.url.database}", str(file),
-        )  # fmt: skip
+    with _one_line_errors(database, file):
+        if not force and holds_data(database):
+            raise TrilhaError(f"{database} is not empty; pass --force to replace its contents")
+        if kind is Kind.SQLITE:
+            _sqlite_restore(file, database)
+            return revision
+    _pg_run(
+        "pg_restore", database, "--clean", "--if-exists", "--no-owner",
+        "--single-transaction", "--exit-on-error",
+        f"--dbname={database.url.database}", str(file),
+    )  # fmt: skip
     return revision
 
 
@@ -178,6 +178,28 @@ def _sqlite_backup(database: Database, destination: Path) -> None:
         # The copy stands alone: one file, no -wal beside it.
         copy.execute("PRAGMA journal_mode=DELETE")
     backup_revision(destination, Kind.SQLITE)
+
+
+def _sqlite_restore(file: Path, database: Database) -> None:
+    with (
+        closing(_sqlite_connect(file)) as source,
+        closing(_sqlite_connect(database.path)) as target,
+    ):
+        source.backup(target)
+
+
+@contextmanager
+def _one_line_errors(database: Database, file: Path) -> Iterator[None]:
+    """A file or database that fails → TrilhaError with one line, the password left out."""
+    try:
+        yield
+    except OSError as exc:
+        raise TrilhaError(f"{file}: {exc.strerror}") from None
+    except sqlite3.Error as exc:
+        raise TrilhaError(f"SQLite at {database.path}: {exc}") from None
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise TrilhaError(f"cannot reach {database}: {reason}") from None
 
 
 def _sqlite_connect(path: Path) -> sqlite3.Connection:
