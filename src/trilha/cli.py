@@ -8,12 +8,14 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha import accounts, workspaces
+from trilha import accounts, backups, workspaces
+from trilha.click_retention import all_kept_since
 from trilha.db.engine import make_engine, reading
 from trilha.db.migrate import migrate
 from trilha.deliveries.worker import DeliveryWorker
@@ -82,15 +84,55 @@ def migrate_command() -> None:
     typer.echo("database is up to date")
 
 
+@cli.command()
+def backup(
+    file: Annotated[Path, typer.Argument(help="The backup file to write.", dir_okay=False)],
+    force: Annotated[bool, typer.Option(help="Replace FILE if it exists.")] = False,
+) -> None:
+    """Copy the database to FILE while trilha keeps serving (SQLite: its online backup API;
+    PostgreSQL: pg_dump's custom format)."""
+    settings = Settings()
+    kind = _fail_cleanly(lambda: backups.back_up(settings.database_url, file, force=force))
+    typer.echo(f"backed up the {kind} database to {file} ({file.stat().st_size} bytes)")
+
+
+@cli.command()
+def restore(
+    file: Annotated[Path, typer.Argument(help="A file `trilha backup` wrote.", dir_okay=False)],
+    force: Annotated[bool, typer.Option(help="Replace a database that holds data.")] = False,
+) -> None:
+    """Replace the database's contents with FILE's, then bring its schema up to date. Stop
+    `trilha serve` and `trilha worker` first."""
+    settings = Settings()
+    revision = _fail_cleanly(lambda: backups.restore(settings.database_url, file, force=force))
+    migrate(settings.database_url)
+    typer.echo(f"restored {file} (taken at migration {revision}); database is up to date")
+
+
+def _fail_cleanly(work: Callable[[], T]) -> T:
+    """Run ``work``; TrilhaError → message, exit 1."""
+    try:
+        return work()
+    except TrilhaError as exc:
+        typer.secho(f"error: {exc.message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from None
+
+
 @rollups_cli.command("rebuild")
 def rollups_rebuild() -> None:
-    """Recompute every hourly sum of clicks from the click rows, in one transaction."""
+    """Recompute every hourly sum of clicks from the click rows, in one transaction (with
+    TRILHA_CLICK_RETENTION_DAYS, only the days whose clicks are all kept)."""
+    settings = Settings()
+    since = all_kept_since(datetime.now(UTC), settings.click_retention_days)
 
     async def work(conn: AsyncConnection) -> None:
-        await conn.run_sync(rebuild_rollups)
+        await conn.run_sync(rebuild_rollups, since=since)
 
-    _in_transaction(Settings(), work)
-    typer.echo("rollups rebuilt from the click rows")
+    _in_transaction(settings, work)
+    if since is None:
+        typer.echo("rollups rebuilt from the click rows")
+    else:
+        typer.echo(f"rollups rebuilt from the click rows since {since:%Y-%m-%d} (UTC)")
 
 
 @cli.command()

@@ -67,6 +67,16 @@ def mint_click_id(at: datetime | None = None) -> str:
     return _time_part(millis) + random_base62(CLICK_RANDOM_CHARS)
 
 
+def click_ids_from(at: datetime) -> str:
+    """The least click id minted at ``at`` or later: ids of earlier clicks sort below it.
+
+    >>> from datetime import UTC
+    >>> click_ids_from(datetime(1970, 1, 1, 0, 0, 0, 61000, tzinfo=UTC))
+    '00000000z'
+    """
+    return _time_part(int(at.timestamp() * 1000))
+
+
 def new_id() -> str:
     """A 22-character [0-9A-Za-z] id for rows that appear in URLs: the millisecond, then 77
     random bits, so that it cannot be guessed.

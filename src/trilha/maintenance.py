@@ -1,6 +1,6 @@
 """Background upkeep of a serving process: attach orphans whose click appeared, trim the log,
 the counts of unmatched postbacks and of sign-in attempts, look again at custom domains' DNS
-records, empty old postback payloads."""
+records, empty old postback payloads, delete raw clicks past their retention."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from trilha.click_retention import purge_old_clicks
 from trilha.conversions.orphans import attach_orphans
 from trilha.custom_domains import DomainPolicy, recheck_domains
+from trilha.db.batches import purge_in_batches
 from trilha.login_limits import purge_attempts
 from trilha.postbacks.log import purge_log
 from trilha.postbacks.unmatched import MAX_SOURCES, count_unmatched, purge_unmatched
@@ -26,8 +28,6 @@ PURGE_EVERY = 360  # orphan rounds: once an hour
 
 
 async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
-    retention = timedelta(days=settings.postback_log_retention_days)
-    payload_retention = timedelta(days=settings.postback_payload_retention_days)
     unmatched_retention = timedelta(hours=settings.unmatched_retention_hours)
     domains = DomainPolicy.from_settings(settings)
     rounds = 0
@@ -35,13 +35,11 @@ async def run_maintenance(engine: AsyncEngine, settings: Settings) -> None:
         await asyncio.sleep(ORPHAN_INTERVAL)
         if rounds % PURGE_EVERY == 0:
             await _recheck_domains(engine, domains)
+            await purge_old_rows(engine, settings)
         try:
             async with engine.begin() as conn:
                 attached = await conn.run_sync(attach_orphans, now=datetime.now(UTC))
                 if rounds % PURGE_EVERY == 0:
-                    await purge_log(conn, older_than=datetime.now(UTC) - retention)
-                    now = datetime.now(UTC)
-                    await conn.run_sync(purge_payloads, older_than=now - payload_retention, now=now)
                     await report_unmatched(conn, retention=unmatched_retention)
                     await purge_attempts(conn, now=datetime.now(UTC))
         except (SQLAlchemyError, OSError) as exc:
@@ -67,6 +65,36 @@ async def report_unmatched(conn: AsyncConnection, *, retention: timedelta) -> No
         len(sources),
         top,
     )
+
+
+async def purge_old_rows(engine: AsyncEngine, settings: Settings) -> None:
+    """The postback log's entries and payloads, and raw clicks, past their retention: each a
+    batch per transaction, so that clicks and postbacks wait for one batch at most."""
+    now = datetime.now(UTC)
+    log_before = now - timedelta(days=settings.postback_log_retention_days)
+    payload_before = now - timedelta(days=settings.postback_payload_retention_days)
+
+    async def entries(conn: AsyncConnection, limit: int) -> int:
+        return await purge_log(conn, older_than=log_before, limit=limit)
+
+    async def payloads(conn: AsyncConnection, limit: int) -> int:
+        return await conn.run_sync(purge_payloads, older_than=payload_before, now=now, limit=limit)
+
+    try:
+        await purge_in_batches(engine, entries)
+        await purge_in_batches(engine, payloads)
+        await purge_expired_clicks(engine, days=settings.click_retention_days)
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("retention purge failed: %s", type(exc).__name__)
+
+
+async def purge_expired_clicks(engine: AsyncEngine, *, days: int) -> None:
+    """Raw clicks older than ``days`` (none if 0) go, a batch per transaction."""
+    if not days:
+        return
+    purged = await purge_old_clicks(engine, older_than=datetime.now(UTC) - timedelta(days=days))
+    if purged:
+        log.info("purged %d clicks older than %d days", purged, days)
 
 
 async def _recheck_domains(engine: AsyncEngine, policy: DomainPolicy) -> None:

@@ -88,6 +88,13 @@ class Settings(BaseSettings):
         description="Days the postback log keeps each request's payload (query, headers, body), "
         "where buyers' data may be; the entry's outcome, reason and fields stay.",
     )
+    click_retention_days: int = Field(
+        0,
+        ge=0,
+        le=36500,
+        description="Days each raw click is kept (0: forever); older clicks no conversion points "
+        "to are deleted, their counts staying in the hourly and daily sums reports read.",
+    )
     unmatched_retention_hours: int = Field(
         72,
         ge=1,

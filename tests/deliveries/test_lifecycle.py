@@ -118,9 +118,9 @@ async def test_old_attempts_are_purged(
     await eventually(recorded)
     [attempt] = await fetch_all(db, delivery_attempts)
     async with db.begin() as conn:
-        kept = await purge_attempts(conn, older_than=attempt["started_at"])
+        kept = await purge_attempts(conn, older_than=attempt["started_at"], limit=10)
         purged = await purge_attempts(
-            conn, older_than=attempt["started_at"] + timedelta(microseconds=1)
+            conn, older_than=attempt["started_at"] + timedelta(microseconds=1), limit=10
         )
     assert (kept, purged) == (0, 1)
     assert await fetch_all(db, delivery_attempts) == []

@@ -188,8 +188,12 @@ async def test_old_payloads_are_emptied_while_their_entries_stay(
     now = datetime.now(UTC)
 
     async with db.begin() as conn:
-        early = await conn.run_sync(purge_payloads, older_than=now - timedelta(days=30), now=now)
-        purged = await conn.run_sync(purge_payloads, older_than=now + timedelta(seconds=1), now=now)
+        early = await conn.run_sync(
+            purge_payloads, older_than=now - timedelta(days=30), now=now, limit=10
+        )
+        purged = await conn.run_sync(
+            purge_payloads, older_than=now + timedelta(seconds=1), now=now, limit=10
+        )
 
     assert (early, purged) == (0, 1)
     [entry] = await fetch_all(db, postback_log)

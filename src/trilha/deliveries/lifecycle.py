@@ -191,8 +191,11 @@ async def switch_off(
     )
 
 
-async def purge_attempts(conn: AsyncConnection, *, older_than: datetime) -> int:
+async def purge_attempts(conn: AsyncConnection, *, older_than: datetime, limit: int) -> int:
+    """Delete up to ``limit`` attempts started before ``older_than``, the oldest first."""
+    a = delivery_attempts.c
+    oldest = select(a.id).where(a.started_at < older_than).order_by(a.started_at)
     result = await conn.execute(
-        delete(delivery_attempts).where(delivery_attempts.c.started_at < older_than)
+        delete(delivery_attempts).where(a.id.in_(oldest.limit(limit).scalar_subquery()))
     )
     return result.rowcount

@@ -15,8 +15,9 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from trilha.db.batches import purge_in_batches
 from trilha.db.engine import reading
 from trilha.deliveries import tiktok
 from trilha.deliveries.build import Endpoints, build_request
@@ -171,8 +172,11 @@ class DeliveryWorker:
                 await email_notices(self._engine, self._mailer, now=now)
             if purge:
                 retention = timedelta(days=self._settings.delivery_attempt_retention_days)
-                async with self._engine.begin() as conn:
-                    await purge_attempts(conn, older_than=now - retention)
+
+                async def attempts(conn: AsyncConnection, limit: int) -> int:
+                    return await purge_attempts(conn, older_than=now - retention, limit=limit)
+
+                await purge_in_batches(self._engine, attempts)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("delivery upkeep failed: %s", type(exc).__name__)
 

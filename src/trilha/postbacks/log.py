@@ -301,6 +301,11 @@ def _merchant_key(path: str) -> str | None:
     return parts[1] if len(parts) == 2 and parts[0] == "pb" and parts[1] else None
 
 
-async def purge_log(conn: AsyncConnection, *, older_than: datetime) -> int:
-    result = await conn.execute(delete(postback_log).where(postback_log.c.received_at < older_than))
+async def purge_log(conn: AsyncConnection, *, older_than: datetime, limit: int) -> int:
+    """Delete up to ``limit`` entries received before ``older_than``, the oldest first."""
+    log = postback_log.c
+    oldest = select(log.id).where(log.received_at < older_than).order_by(log.received_at)
+    result = await conn.execute(
+        delete(postback_log).where(log.id.in_(oldest.limit(limit).scalar_subquery()))
+    )
     return result.rowcount

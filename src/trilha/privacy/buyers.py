@@ -32,11 +32,18 @@ def buyer_hashes(conn: Connection, workspace_id: str, conversion_id: str) -> Buy
     return BuyerHashes(email_sha256=row[0], phone_sha256=row[1])
 
 
-def purge_payloads(conn: Connection, *, older_than: datetime, now: datetime) -> int:
-    """Empty the stored requests received before ``older_than``; their entries stay."""
+def purge_payloads(conn: Connection, *, older_than: datetime, now: datetime, limit: int) -> int:
+    """Empty up to ``limit`` stored requests received before ``older_than``, the oldest first;
+    their entries stay."""
     log = postback_log.c
+    oldest = (
+        select(log.id)
+        .where(log.received_at < older_than, log.payload_purged_at.is_(None))
+        .order_by(log.received_at)
+        .limit(limit)
+    )
     return conn.execute(
         update(postback_log)
-        .where(log.received_at < older_than, log.payload_purged_at.is_(None))
+        .where(log.id.in_(oldest.scalar_subquery()))
         .values(**EMPTY_PAYLOAD, payload_purged_at=now)
     ).rowcount

@@ -123,13 +123,20 @@ def rename_sub1(conn: Connection, workspace_id: str, old: set[str], new: str) ->
         )
 
 
-def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> None:
-    """Recompute every rollup from the click rows (of one workspace, or all)."""
-    only = "WHERE workspace_id = :workspace_id" if workspace_id else ""
+def rebuild_rollups(
+    conn: Connection, *, workspace_id: str | None = None, since: datetime | None = None
+) -> None:
+    """Recompute every rollup from the click rows (of one workspace, or all); ``since`` (a UTC
+    midnight) leaves the sums of earlier days as they are, counting clicks purged since."""
+    where = ["workspace_id = :workspace_id"] if workspace_id else []
+    where += ["created_at >= :since"] if since else []
+    only = f"WHERE {' AND '.join(where)}" if where else ""
     for rollup in ROLLUPS:
         emptied = delete(rollup.table)
         if workspace_id:
             emptied = emptied.where(rollup.table.c.workspace_id == workspace_id)
+        if since:
+            emptied = emptied.where(rollup.table.c[rollup.unit] >= slot_of(since, rollup.seconds))
         conn.execute(emptied)
         dimensions = [f"COALESCE({name}, '')" for name in rollup.dimensions]
         slot = _slot_sql(conn.dialect.name, rollup.seconds)
@@ -142,7 +149,7 @@ def rebuild_rollups(conn: Connection, *, workspace_id: str | None = None) -> Non
                 " SUM(CASE WHEN is_bot THEN 1 ELSE 0 END)"
                 f" FROM clicks {only} GROUP BY {grouped}"
             ),
-            {"workspace_id": workspace_id},
+            {"workspace_id": workspace_id, "since": since},
         )
 
 
