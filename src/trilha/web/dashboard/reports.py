@@ -13,8 +13,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Response
 from starlette.datastructures import QueryParams
 
-from trilha.campaigns import list_campaigns, list_sources
+from trilha.campaigns import Campaign, list_campaigns, list_sources
 from trilha.errors import InvalidInput
+from trilha.first_steps import FirstSteps, first_steps
 from trilha.i18n import Translator
 from trilha.reports.builder import Report, Row
 from trilha.reports.columns import report_columns, save_report_columns
@@ -57,12 +58,17 @@ _NAMED = {
 @router.get("/w/{workspace_id}")
 async def home_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     workspace = page.workspace
-    if not await list_campaigns(conn, workspace):  # a new workspace: where to begin
-        return render(page, "dashboard/reports/home.html", {"section": "home", "first_steps": True})
+    campaigns = await list_campaigns(conn, workspace)
+    steps = await first_steps(conn, workspace.id)
+    checklist = None if steps.done else _checklist(page, steps, campaigns)
+    if not campaigns:  # a new workspace: where to begin, and nothing to count yet
+        context = {"section": "home", "first_steps": True, "checklist": checklist}
+        return render(page, "dashboard/reports/home.html", context)
     screen: Home = await reports.run(conn, workspace.id, home, workspace, now=datetime.now(UTC))
     context = {
         "section": "home",
         "first_steps": False,
+        "checklist": checklist,
         "figures": [
             (name, _figure(page.t, screen.today, name), _figure(page.t, screen.yesterday, name))
             for name in HOME_FIGURES
@@ -80,6 +86,21 @@ async def home_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
         "health": screen.health,
     }
     return render(page, "dashboard/reports/home.html", context)
+
+
+def _checklist(
+    page: Page, steps: FirstSteps, campaigns: list[Campaign]
+) -> list[tuple[str, bool, str]]:
+    """Each first step: its name, whether it is done, and the page that does it (a cost is
+    set on a campaign's cost page: the newest campaign's, when there is one)."""
+    base = f"/w/{page.workspace.id}"
+    costs = f"{base}/campaigns/{campaigns[0].id}/costs" if campaigns else f"{base}/campaigns"
+    return [
+        ("campaign", steps.campaign, f"{base}/campaigns/new"),
+        ("merchant", steps.merchant, f"{base}/merchants/new"),
+        ("cost", steps.cost, costs),
+        ("destination", steps.destination, f"{base}/destinations"),
+    ]
 
 
 @router.get("/w/{workspace_id}/reports")
