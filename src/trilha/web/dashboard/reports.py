@@ -48,6 +48,7 @@ router = APIRouter(route_class=DashboardRoute)
 CAMPAIGN_FIGURES = ("clicks", "sales", "profit")
 HOME_FIGURES = ("clicks", "sales", "net_revenue", "cost", "profit")
 TOP_FIGURES = ("clicks", "sales", "net_revenue", "profit")
+PER_CLICK = frozenset({"cr", "epc", "epuc"})  # rates whose divisor is the clicks
 _NAMED = {
     Dimension.CAMPAIGN: "campaign_names",
     Dimension.SOURCE: "source_names",
@@ -83,6 +84,12 @@ async def home_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
             for row in screen.top
         ],
         "top_figures": TOP_FIGURES,
+        "orphans": (
+            metric_cells(page.t, screen.orphans.counts, screen.today.currency, TOP_FIGURES)
+            if screen.orphans is not None
+            else None
+        ),
+        "orphans_url": _orphans_url(page),
         "health": screen.health,
     }
     return render(page, "dashboard/reports/home.html", context)
@@ -121,15 +128,17 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
             conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
         )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
-    t, currency = page.t, report.currency
+    t = page.t
     here = _report_url(page, query)
+    orphans = _orphan_row(query, report)
     context: dict[str, Any] = {
         "section": "reports",
         "query": query,
         "report": report,
         "errors": errors,
         **_level_rows(page, query, report, columns),
-        "totals": metric_cells(t, report.totals, currency, columns),
+        "totals": _total_cells(t, report, orphans, columns),
+        "orphan_sales": orphans.counts.sales if orphans is not None else 0,
         "columns": columns,
         "headers": [(name, _sort_url(page, query, name)) for name in columns],
         "metric_names": METRIC_NAMES,
@@ -181,6 +190,7 @@ def _level_rows(
     t, currency = page.t, report.currency
     depth = len(report.parent)
     rows = []
+    orphans = _orphan_row(query, report)
     for row in report.rows:
         opened = drill_down(query, report, row)
         children = replace(query, parent=row.key, offset=0, limit=DEFAULT_ROWS)
@@ -192,6 +202,11 @@ def _level_rows(
                 "open": _report_url(page, opened) if opened is not None else None,
                 "expand": _rows_url(page, children) if depth + 1 < len(query.group_by) else None,
             }
+            | (
+                {"label": t("reports.orphans"), "attach": _orphans_url(page)}
+                if row is orphans
+                else {}
+            )
         )
     others = None
     if report.after is not None:  # the rows before the page are on the screen already
@@ -203,6 +218,34 @@ def _level_rows(
             "more": _rows_url(page, replace(query, offset=shown)),
         }
     return {"rows": rows, "others": others}
+
+
+def _orphan_row(query: ReportQuery, report: Report) -> Row | None:
+    """The first level's row of conversions that reached no campaign, when the report is by
+    campaign: the dashboard names it, and links it to attaching them to their clicks."""
+    if report.parent or query.group_by[0] is not Dimension.CAMPAIGN:
+        return None
+    return next((row for row in report.rows if row.key[0] == ""), None)
+
+
+def _orphans_url(page: Page) -> str:
+    return f"/w/{page.workspace.id}/conversions?orphan=yes"
+
+
+def _total_cells(
+    t: Translator, report: Report, orphans: Row | None, columns: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """The totals row: sums over every row, orphan sales included (the note under it says
+    so); rates per click over the rows that have clicks, so orphan sales, which have none,
+    do not raise them."""
+    cells = metric_cells(t, report.totals, report.currency, columns)
+    if orphans is None:
+        return cells
+    clicked = metric_cells(t, report.totals.minus(orphans.counts), report.currency, columns)
+    return [
+        clicked[i] if name in PER_CLICK else cell
+        for i, (name, cell) in enumerate(zip(columns, cells, strict=True))
+    ]
 
 
 def _rows_url(page: Page, query: ReportQuery) -> str:
