@@ -46,3 +46,23 @@ async def test_the_merchant_form_names_the_amount_after_the_fee(
     assert "Valor após a taxa da plataforma" in form
     assert "Receita líquida" not in form
     assert ">Líquido<" not in form
+
+
+async def test_no_placeholder_looks_like_a_value_and_no_empty_rule_reads_as_set(
+    app: TrilhaApp, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    browser, _ = await signed_in(app, db, owner.user)
+    async with browser:
+        merchant = (await browser.get(f"/w/{workspace.id}/merchants/new")).text
+        destination = (await browser.get(f"/w/{workspace.id}/destinations/new")).text
+        source = (await browser.get(f"/w/{workspace.id}/sources/new")).text
+    for looks_set in ('placeholder="Hotmart"', 'placeholder="hotmart"', 'placeholder="203.0.113'):
+        assert looks_set not in merchant
+    assert 'class="rule-row"' not in merchant
+    assert 'id="add-rule"' in merchant
+    assert "Como a plataforma aparece nos relatórios" in merchant  # a label's help instead
+    assert "203.0.113.7" in merchant  # the allowlist's format, in its help
+    assert f'placeholder="{workspace.currency}"' not in destination
+    assert 'placeholder="Keitaro"' not in destination
+    assert 'placeholder="Facebook Ads"' not in source
