@@ -22,8 +22,8 @@ async def test_a_campaign_made_with_the_form_has_a_working_tracking_link(
 ) -> None:
     await make_source(db, owner.workspace, name="Facebook Ads")
     await page.goto("/")
-    await expect(page.locator(".empty-state")).to_contain_text("Nenhuma campanha ainda")
-    await page.click(".empty-state [role=button]")
+    await expect(page.locator("#first-steps")).to_contain_text("Crie uma campanha")
+    await page.click("#first-steps li[data-step='campaign'] a")
 
     await page.fill("#field-name", "Black Friday Curso")
     await expect(page.locator("#field-slug")).to_have_value("black-friday-curso")

@@ -129,6 +129,28 @@ async def test_a_keitaro_postback_gets_the_sale_and_its_refund(
     await expect(page.locator("#deliveries")).to_contain_text("Reembolsada")
     await expect(page.locator("#deliveries")).to_contain_text("Enviada")
 
+    # The delivery log says which sale each delivery was for; a success shows no error.
+    await page.goto(f"/w/{workspace.id}/deliveries")
+    first = page.locator("#deliveries .delivery").first
+    await expect(first.locator(".txid")).to_have_text("T1")
+    await expect(first.locator(".value")).to_have_text("R$ 97,00")
+    await expect(first.locator(".campaign")).to_have_text(campaign.name)
+    await expect(first.locator(".last-error")).to_have_text("—")
+    await expect(page.locator("#deliveries")).not_to_contain_text("HTTP 200")
+    await page.fill("#filter-txid", "T2")
+    await page.click("#filter-submit")
+    await expect(page.locator("#no-deliveries")).to_be_visible()
+    await page.fill("#filter-txid", "T1")
+    await page.click("#filter-submit")
+    await expect(page.locator("#deliveries .delivery")).to_have_count(2)
+
+    # A conversion's page lists its deliveries, and opens the log filtered on them.
+    await first.locator(".txid a").click()
+    await expect(page.locator("#conversion-deliveries .delivery")).to_have_count(2)
+    await page.click("#conversion-deliveries h4 a")
+    await expect(page.locator("#filter-conversion")).to_be_visible()
+    await expect(page.locator("#deliveries .delivery")).to_have_count(2)
+
 
 async def test_a_destination_that_keeps_answering_404_switches_itself_off(
     page: Page, db: AsyncEngine, owner: Account, receiver: Receiver, live_server: str

@@ -82,12 +82,16 @@ async def test_the_mapping_is_edited_without_redeploy(
 
     await page.fill("#field-path_click_id", "data.tracking.meu_src")
     await page.fill("#field-ip_allowlist", "203.0.113.7\nnão é ip")
+    await expect(page.locator(".rule-row")).to_have_count(0)  # none reads as a rule set
+    await expect(page.locator("#no-rules")).to_be_visible()
+    await page.click("#add-rule")
+    await expect(page.locator("#no-rules")).to_be_hidden()
     rule = page.locator(".rule-row").first
     await rule.locator("[name=rule_when_status]").fill("trial")
     await rule.locator("[name=rule_event_type]").select_option("LEAD")
     await rule.locator("[name=rule_status]").select_option("pending")
     await page.click("#add-rule")
-    await expect(page.locator(".rule-row")).to_have_count(3)
+    await expect(page.locator(".rule-row")).to_have_count(2)
     await page.click("#merchant-submit")
 
     await expect(page.locator("#error-ip_allowlist")).to_contain_text("não é um IP")

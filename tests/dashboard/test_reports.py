@@ -11,7 +11,7 @@ import httpx
 from playwright.async_api import Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.dashboard.conftest import BROWSER, Account
+from tests.dashboard.conftest import BROWSER, Account, screenshot
 from tests.dashboard.sales import send_generic
 from tests.factories import fetch_all, make_campaign, make_source
 from trilha.campaigns import Campaign
@@ -153,13 +153,46 @@ async def test_the_home_screen_shows_today_the_chart_top_campaigns_and_orphans(
     await expect(signal).to_contain_text("60%")  # 3 of the 5 postbacks
     await expect(signal).to_contain_text("perdeu o click id")
 
-    top = page.locator("#top-campaigns tbody tr")
+    orphans = page.locator("#top-campaigns tr.orphan-row")
+    await expect(orphans.locator("td").first).to_have_text("Sem campanha (órfãs)")
+    await expect(orphans.locator("td").nth(2)).to_have_text("3")  # sales
+    await expect(orphans.locator("a.orphans")).to_have_attribute(
+        "href", f"/w/{owner.workspace.id}/conversions?orphan=yes"
+    )
+    top = page.locator("#top-campaigns tbody tr:not(.orphan-row)")
     await expect(top).to_have_count(2)
     await expect(top.first).to_contain_text("Perpétuo")
     await top.first.locator("a.drill").click()
     await expect(page.locator("#report-filters")).to_contain_text("Campanha: Perpétuo")
     await expect(page.locator("#level-1")).to_have_value("source")
     await expect(page.locator("#report .report-row")).to_contain_text("Google")
+
+
+async def test_orphan_sales_are_a_row_of_their_own_and_leave_the_rates_per_click_alone(
+    page: Page, db: AsyncEngine, owner: Account, live_server: str, tmp_path: Path
+) -> None:
+    await two_campaigns(db, live_server, owner.workspace)  # 3 clicks, 2 sales
+    await send_generic(live_server, owner.workspace, click_id="lost", txid="O1", payout="10")
+
+    await page.goto(f"/w/{owner.workspace.id}/reports?preset=today")
+    orphans = page.locator("#report tr.orphan-row")
+    await expect(orphans.locator("td").first).to_have_text("Sem campanha (órfãs)")
+    await expect(page.locator("#report .report-row")).to_have_count(3)
+    totals = page.locator("#report-totals th")
+    sales, cr = [
+        await page.locator(f"#report thead th:has(a.sort[data-metric='{name}'])").evaluate(
+            "th => th.cellIndex"
+        )
+        for name in ("sales", "cr")
+    ]
+    await expect(totals.nth(sales)).to_have_text("3")  # the orphan sale is a sale
+    await expect(totals.nth(cr)).to_have_text("66,67%")  # 2 sales of the 3 clicks, not 3 of 3
+    await expect(page.locator("#orphan-note")).to_contain_text("1 venda sem campanha (órfã)")
+    await screenshot(page, "report-orphans-pt-BR.png", tmp_path)
+
+    await orphans.locator("a.orphans").click()
+    await expect(page).to_have_url(f"{live_server}/w/{owner.workspace.id}/conversions?orphan=yes")
+    await expect(page.locator("#filter-orphan")).to_have_value("yes")
 
 
 async def test_the_campaign_list_shows_each_campaign_s_day(

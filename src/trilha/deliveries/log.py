@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, or_, select, update
+from sqlalchemy import Connection, RowMapping, and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from trilha.db.schema import conversions, deliveries, delivery_attempts, destinations
+from trilha.db.schema import campaigns, conversions, deliveries, delivery_attempts, destinations
 from trilha.deliveries.kinds import DeliveryState
 from trilha.deliveries.outbox import enqueue_for, wanted_by
 from trilha.errors import InvalidInput, NotFound
+from trilha.money import from_minor
 from trilha.workspaces import Workspace
 
 RESEND_MAX = 10_000  # conversions one re-send may queue
@@ -23,13 +24,28 @@ RESEND_MAX = 10_000  # conversions one re-send may queue
 class DeliveryFilter:
     destination_id: str | None = None
     conversion_id: str | None = None
+    txid: str | None = None  # the sale's transaction id at its platform
     state: DeliveryState | None = None
     since: datetime | None = None
     until: datetime | None = None
     before_id: str | None = None
 
 
-_COLUMNS = (*deliveries.c, destinations.c.name.label("destination_name"))
+# Each delivery with what a reader needs to tell which sale it was for.
+_COLUMNS = (
+    *deliveries.c,
+    destinations.c.name.label("destination_name"),
+    conversions.c.txid,
+    conversions.c.value_minor,
+    conversions.c.currency,
+    conversions.c.campaign_id,
+    campaigns.c.name.label("campaign_name"),
+)
+_JOINED = (
+    deliveries.join(destinations, destinations.c.id == deliveries.c.destination_id)
+    .join(conversions, conversions.c.id == deliveries.c.conversion_id)
+    .outerjoin(campaigns, campaigns.c.id == conversions.c.campaign_id)
+)
 
 
 async def list_deliveries(
@@ -37,14 +53,11 @@ async def list_deliveries(
 ) -> list[dict[str, Any]]:
     """Newest first; page with ``before_id`` set to the last id seen."""
     d = deliveries.c
-    query = (
-        select(*_COLUMNS)
-        .join(destinations, destinations.c.id == d.destination_id)
-        .where(d.workspace_id == workspace.id)
-    )
+    query = select(*_COLUMNS).select_from(_JOINED).where(d.workspace_id == workspace.id)
     for column, value in (
         (d.destination_id, where.destination_id),
         (d.conversion_id, where.conversion_id),
+        (conversions.c.txid, where.txid),
         (d.state, where.state),
     ):
         if value is not None:
@@ -63,7 +76,12 @@ async def list_deliveries(
             or_(d.created_at < cursor, and_(d.created_at == cursor, d.id < where.before_id))
         )
     rows = await conn.execute(query.order_by(d.created_at.desc(), d.id.desc()).limit(limit))
-    return [dict(row) for row in rows.mappings()]
+    return [_with_value(row) for row in rows.mappings()]
+
+
+def _with_value(row: RowMapping) -> dict[str, Any]:
+    """The row, with its sale's value as an amount of its currency."""
+    return dict(row) | {"value": from_minor(row["value_minor"], row["currency"])}
 
 
 async def get_delivery(
@@ -73,7 +91,7 @@ async def get_delivery(
     row = (
         await conn.execute(
             select(*_COLUMNS)
-            .join(destinations, destinations.c.id == deliveries.c.destination_id)
+            .select_from(_JOINED)
             .where(deliveries.c.id == delivery_id, deliveries.c.workspace_id == workspace.id)
         )
     ).first()
@@ -84,7 +102,7 @@ async def get_delivery(
         .where(delivery_attempts.c.delivery_id == delivery_id)
         .order_by(delivery_attempts.c.started_at)
     )
-    return dict(row._mapping) | {"attempts_log": [dict(a) for a in attempts.mappings()]}
+    return _with_value(row._mapping) | {"attempts_log": [dict(a) for a in attempts.mappings()]}
 
 
 async def retry_delivery(

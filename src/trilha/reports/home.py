@@ -48,6 +48,7 @@ class Home:
     yesterday: Report
     days: Report  # the last 30 days, by day
     top: list[Row]  # today's campaigns with the most net revenue (orphan sales have none)
+    orphans: Row | None  # today's sales that reached no campaign, when there are any
     health: Health
 
 
@@ -69,6 +70,7 @@ def home(conn: Connection, workspace: Workspace, *, now: datetime) -> Home:
             for row in reversed(ranked)
             if row.key[0] and (row.counts.clicks or row.counts.sales)
         ][:TOP_CAMPAIGNS],
+        orphans=next((row for row in today.rows if not row.key[0] and row.counts.sales), None),
         health=health(conn, workspace.id, now=now),
     )
 

@@ -20,6 +20,7 @@ from trilha.conversions.lookup import (
 from trilha.conversions.orphans import attach_orphan
 from trilha.conversions.status import Status
 from trilha.conversions.tests import delete_test_conversion
+from trilha.deliveries.log import DeliveryFilter, list_deliveries
 from trilha.errors import InvalidInput
 from trilha.merchants import list_merchants
 from trilha.web.auth import Db
@@ -31,6 +32,7 @@ router = APIRouter(route_class=DashboardRoute)
 
 PAGE_SIZE = 50
 ORPHAN_CHOICES = {"yes": True, "no": False}
+DELIVERIES = 20  # a conversion's latest deliveries on its page; the delivery log has them all
 
 
 @router.get("/w/{workspace_id}/conversions")
@@ -109,6 +111,9 @@ async def _detail(
         "section": "conversions",
         "conversion": conversion,
         "history": await status_history(conn, conversion.id),
+        "recent": await list_deliveries(
+            conn, page.workspace, DeliveryFilter(conversion_id=conversion.id), limit=DELIVERIES
+        ),
         "values": values or {"click_id": ""},
         "errors": errors,
         **await workspace_names(page, conn),

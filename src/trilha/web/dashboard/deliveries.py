@@ -22,23 +22,38 @@ PAGE_SIZE = 50
 
 @router.get("/w/{workspace_id}/deliveries")
 async def delivery_list(
-    page: InWorkspace, conn: Db, destination: str = "", state: str = "", before: str = ""
+    page: InWorkspace,
+    conn: Db,
+    destination: str = "",
+    state: str = "",
+    txid: str = "",
+    conversion: str = "",
+    before: str = "",
 ) -> Response:
+    txid = txid.strip()
     where = DeliveryFilter(
         destination_id=destination or None,
+        conversion_id=conversion or None,
+        txid=txid or None,
         state=DeliveryState(state) if state in {s.value for s in DeliveryState} else None,
         before_id=before or None,
     )
     rows = await list_deliveries(conn, page.workspace, where, limit=PAGE_SIZE + 1)
     older = None
     if len(rows) > PAGE_SIZE:
-        filters = {k: v for k, v in (("destination", destination), ("state", state)) if v}
+        chosen = (("destination", destination), ("state", state), ("txid", txid))
+        filters = {k: v for k, v in (*chosen, ("conversion", conversion)) if v}
         older = f"?{urlencode({**filters, 'before': rows[PAGE_SIZE - 1]['id']})}"
     context = {
         "section": "destinations",
         "deliveries": rows[:PAGE_SIZE],
         "destinations": await list_destinations(conn, page.workspace),
-        "filters": {"destination": destination, "state": state},
+        "filters": {
+            "destination": destination,
+            "state": state,
+            "txid": txid,
+            "conversion": conversion,
+        },
         "states": [s.value for s in DeliveryState],
         "older_url": older,
     }

@@ -231,7 +231,6 @@ async def merchant_form(
         "max_window": MAX_WINDOW,
         "min_secret": MIN_SECRET,
         "value_units": [unit.value for unit in ValueUnit],
-        "blank_rules": 1 if values["rules"] else 2,
         "trial_values": {
             f"trial_{k}": v for k, v in (trial or {}).get("values", NEW_TRIAL).items()
         },

@@ -13,8 +13,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Response
 from starlette.datastructures import QueryParams
 
-from trilha.campaigns import list_campaigns, list_sources
+from trilha.campaigns import Campaign, list_campaigns, list_sources
 from trilha.errors import InvalidInput
+from trilha.first_steps import FirstSteps, first_steps
 from trilha.i18n import Translator
 from trilha.reports.builder import Report, Row
 from trilha.reports.columns import report_columns, save_report_columns
@@ -47,6 +48,7 @@ router = APIRouter(route_class=DashboardRoute)
 CAMPAIGN_FIGURES = ("clicks", "sales", "profit")
 HOME_FIGURES = ("clicks", "sales", "net_revenue", "cost", "profit")
 TOP_FIGURES = ("clicks", "sales", "net_revenue", "profit")
+PER_CLICK = frozenset({"cr", "epc", "epuc"})  # rates whose divisor is the clicks
 _NAMED = {
     Dimension.CAMPAIGN: "campaign_names",
     Dimension.SOURCE: "source_names",
@@ -57,12 +59,17 @@ _NAMED = {
 @router.get("/w/{workspace_id}")
 async def home_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
     workspace = page.workspace
-    if not await list_campaigns(conn, workspace):  # a new workspace: where to begin
-        return render(page, "dashboard/reports/home.html", {"section": "home", "first_steps": True})
+    campaigns = await list_campaigns(conn, workspace)
+    steps = await first_steps(conn, workspace.id)
+    checklist = None if steps.done else _checklist(page, steps, campaigns)
+    if not campaigns:  # a new workspace: where to begin, and nothing to count yet
+        context = {"section": "home", "first_steps": True, "checklist": checklist}
+        return render(page, "dashboard/reports/home.html", context)
     screen: Home = await reports.run(conn, workspace.id, home, workspace, now=datetime.now(UTC))
     context = {
         "section": "home",
         "first_steps": False,
+        "checklist": checklist,
         "figures": [
             (name, _figure(page.t, screen.today, name), _figure(page.t, screen.yesterday, name))
             for name in HOME_FIGURES
@@ -77,9 +84,30 @@ async def home_page(page: InWorkspace, conn: Db, reports: Reports) -> Response:
             for row in screen.top
         ],
         "top_figures": TOP_FIGURES,
+        "orphans": (
+            metric_cells(page.t, screen.orphans.counts, screen.today.currency, TOP_FIGURES)
+            if screen.orphans is not None
+            else None
+        ),
+        "orphans_url": _orphans_url(page),
         "health": screen.health,
     }
     return render(page, "dashboard/reports/home.html", context)
+
+
+def _checklist(
+    page: Page, steps: FirstSteps, campaigns: list[Campaign]
+) -> list[tuple[str, bool, str]]:
+    """Each first step: its name, whether it is done, and the page that does it (a cost is
+    set on a campaign's cost page: the newest campaign's, when there is one)."""
+    base = f"/w/{page.workspace.id}"
+    costs = f"{base}/campaigns/{campaigns[0].id}/costs" if campaigns else f"{base}/campaigns"
+    return [
+        ("campaign", steps.campaign, f"{base}/campaigns/new"),
+        ("merchant", steps.merchant, f"{base}/merchants/new"),
+        ("cost", steps.cost, costs),
+        ("destination", steps.destination, f"{base}/destinations"),
+    ]
 
 
 @router.get("/w/{workspace_id}/reports")
@@ -100,15 +128,17 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
             conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
         )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
-    t, currency = page.t, report.currency
+    t = page.t
     here = _report_url(page, query)
+    orphans = _orphan_row(query, report)
     context: dict[str, Any] = {
         "section": "reports",
         "query": query,
         "report": report,
         "errors": errors,
         **_level_rows(page, query, report, columns),
-        "totals": metric_cells(t, report.totals, currency, columns),
+        "totals": _total_cells(t, report, orphans, columns),
+        "orphan_sales": orphans.counts.sales if orphans is not None else 0,
         "columns": columns,
         "headers": [(name, _sort_url(page, query, name)) for name in columns],
         "metric_names": METRIC_NAMES,
@@ -160,6 +190,7 @@ def _level_rows(
     t, currency = page.t, report.currency
     depth = len(report.parent)
     rows = []
+    orphans = _orphan_row(query, report)
     for row in report.rows:
         opened = drill_down(query, report, row)
         children = replace(query, parent=row.key, offset=0, limit=DEFAULT_ROWS)
@@ -171,6 +202,11 @@ def _level_rows(
                 "open": _report_url(page, opened) if opened is not None else None,
                 "expand": _rows_url(page, children) if depth + 1 < len(query.group_by) else None,
             }
+            | (
+                {"label": t("reports.orphans"), "attach": _orphans_url(page)}
+                if row is orphans
+                else {}
+            )
         )
     others = None
     if report.after is not None:  # the rows before the page are on the screen already
@@ -182,6 +218,34 @@ def _level_rows(
             "more": _rows_url(page, replace(query, offset=shown)),
         }
     return {"rows": rows, "others": others}
+
+
+def _orphan_row(query: ReportQuery, report: Report) -> Row | None:
+    """The first level's row of conversions that reached no campaign, when the report is by
+    campaign: the dashboard names it, and links it to attaching them to their clicks."""
+    if report.parent or query.group_by[0] is not Dimension.CAMPAIGN:
+        return None
+    return next((row for row in report.rows if row.key[0] == ""), None)
+
+
+def _orphans_url(page: Page) -> str:
+    return f"/w/{page.workspace.id}/conversions?orphan=yes"
+
+
+def _total_cells(
+    t: Translator, report: Report, orphans: Row | None, columns: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """The totals row: sums over every row, orphan sales included (the note under it says
+    so); rates per click over the rows that have clicks, so orphan sales, which have none,
+    do not raise them."""
+    cells = metric_cells(t, report.totals, report.currency, columns)
+    if orphans is None:
+        return cells
+    clicked = metric_cells(t, report.totals.minus(orphans.counts), report.currency, columns)
+    return [
+        clicked[i] if name in PER_CLICK else cell
+        for i, (name, cell) in enumerate(zip(columns, cells, strict=True))
+    ]
 
 
 def _rows_url(page: Page, query: ReportQuery) -> str:
