@@ -16,6 +16,7 @@ from trilha.logs import configure_logging
 from trilha.runtime import Runtime
 from trilha.settings import Settings
 from trilha.web import health, internal, metrics, tracking
+from trilha.web.access import logged
 from trilha.web.api import router as api_router
 from trilha.web.asgi import Receive, Scope, Send
 from trilha.web.dashboard import router as dashboard_router
@@ -33,8 +34,15 @@ class TrilhaApp:
         self.runtime = runtime
         self.web = web
         self.edge = Edge(runtime, web)
+        self.access_log = runtime.settings.access_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.access_log and scope["type"] == "http":
+            await logged(self.dispatch, scope, receive, send)
+        else:
+            await self.dispatch(scope, receive, send)
+
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = scope["path"]
             if path.startswith("/r/"):

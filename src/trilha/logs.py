@@ -1,33 +1,51 @@
-"""Log lines as JSON (one object per line, for collectors) or as plain text for a terminal."""
+"""Log lines through structlog: JSON objects (one a line, for collectors) or plain text for a
+terminal."""
 
 from __future__ import annotations
 
-import json
 import logging
-from datetime import UTC, datetime
+import sys
+from typing import Any
+
+import structlog
 
 from trilha.settings import Settings
 
 
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
+def log_format(settings: Settings) -> str:
+    """The format asked, else JSON when the output is not a terminal (a service, a container)."""
+    if settings.log_format is not None:
+        return settings.log_format
+    return "console" if sys.stderr.isatty() else "json"
 
 
 def configure_logging(settings: Settings) -> None:
-    handler = logging.StreamHandler()
-    if settings.log_format == "json":
-        handler.setFormatter(JsonFormatter())
+    shared: list[Any] = [
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
+    ]
+    if log_format(settings) == "json":
+        rendering: list[Any] = [
+            structlog.processors.format_exc_info,
+            structlog.processors.EventRenamer("message"),
+            structlog.processors.JSONRenderer(ensure_ascii=False),
+        ]
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        rendering = [structlog.dev.ConsoleRenderer(colors=False)]
+    handler = logging.StreamHandler()
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *rendering],
+        )
+    )
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
     logger = logging.getLogger("trilha")
     logger.handlers[:] = [handler]
     logger.setLevel(settings.log_level.upper())

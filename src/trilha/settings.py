@@ -28,7 +28,12 @@ class Settings(BaseSettings):
         description="Base URL visitors and platforms reach trilha on, used in the links it shows "
         "(default: http://HOST:PORT).",
     )
-    log_format: Literal["json", "console"] = Field("console", description="Log line format.")
+    log_format: Literal["json", "console"] | None = Field(
+        None,
+        description="Log line format (default: json when the output is not a terminal, "
+        "console otherwise).",
+    )
+    access_log: bool = Field(False, description="Log a line for every request.")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="Log level."
     )
