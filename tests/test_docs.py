@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -64,3 +65,11 @@ def test_every_metric_is_documented_with_its_labels(name: str, labels: set[str])
     ]
     # A labelled series that nothing has counted yet (a report never run) shows no labels.
     assert labels <= set(re.findall(r"`(\w+)`", row.split("|")[3]))
+
+
+def test_the_grafana_dashboard_shows_every_metric_and_no_other() -> None:
+    dashboard = json.loads((DOCS.parent / "deploy" / "grafana-dashboard.json").read_text())
+    expressions = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
+    named = {re.sub(r"_bucket$", "", n) for n in re.findall(r"\btrilha_\w+", expressions)}
+
+    assert named == {name for name, _ in _metrics()}
