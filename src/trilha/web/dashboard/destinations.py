@@ -16,7 +16,7 @@ from trilha.deliveries import google_ads
 from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import Destination, Spec
 from trilha.deliveries.kinds import Kind, Method
-from trilha.deliveries.log import DeliveryFilter, list_deliveries, resend_range
+from trilha.deliveries.log import DeliveryFilter, earlier_sales, list_deliveries, resend_range
 from trilha.deliveries.notices import list_notices, mark_read
 from trilha.deliveries.postback import TEMPLATES, TRACKER_NAMES
 from trilha.deliveries.send import Policy, Sent
@@ -259,9 +259,20 @@ async def _form(
     status_code: int = 200,
 ) -> Response:
     recent: list[dict[str, Any]] = []
+    resend: dict[str, str] = {}
+    earlier = None
     if destination is not None:
         where = DeliveryFilter(destination_id=destination.id)
         recent = await list_deliveries(conn, page.workspace, where, limit=RECENT)
+        if not recent:
+            # Made after the workspace's first sales: it is offered them, days filled in.
+            earlier = await earlier_sales(conn, page.workspace, destination.created_at)
+        if earlier is not None:
+            zone = ZoneInfo(page.workspace.timezone)
+            resend = {
+                "since": earlier.first.astimezone(zone).date().isoformat(),
+                "until": earlier.last.astimezone(zone).date().isoformat(),
+            }
     context = {
         "section": "destinations",
         "destination": destination,
@@ -275,5 +286,7 @@ async def _form(
         "sent": sent,
         "signing_secret": signing_secret,
         "recent": recent,
+        "earlier_sales": earlier,
+        "resend_values": resend,
     }
     return render(page, "dashboard/destinations/form.html", context, status_code=status_code)
