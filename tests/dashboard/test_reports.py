@@ -5,6 +5,7 @@ figures, chart, top campaigns and the orphan signal."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -148,6 +149,9 @@ async def test_the_home_screen_shows_today_the_chart_top_campaigns_and_orphans(
     await expect(revenue).to_have_text("R$ 324,00")  # orphan sales are sales too
     await expect(page.locator("#home-chart[data-drawn='true'] canvas")).to_have_count(1)
     await expect(page.locator("#home-chart .u-legend")).to_contain_text("Vendas")
+    # Without a pointer over the chart (as on a phone), its legend shows the last day: today.
+    values = page.locator("#home-chart .u-legend .u-value")
+    await expect(values).to_have_text([re.compile(r"^\d{2}/\d{2}$"), "3", "5", "R$ 324,00"])
     await expect(page.locator("#outcomes")).to_contain_text("Órfão: 3")
     signal = page.locator(".signal[data-signal='orphans']")
     await expect(signal).to_contain_text("60%")  # 3 of the 5 postbacks

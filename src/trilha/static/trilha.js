@@ -102,23 +102,35 @@
     var dayText = function (seconds) {
       return new Date(seconds * 1000).toLocaleDateString(locale, { day: "2-digit", month: "2-digit", timeZone: "UTC" });
     };
+    var count = new Intl.NumberFormat(locale);
+    var money = new Intl.NumberFormat(locale, { style: "currency", currency: data.currency || "BRL" });
+    var shown = function (format) {
+      return function (u, value) { return value == null ? "" : format(value); };
+    };
+    // Without a pointer over it (always, on a phone) the legend shows the last day's values.
+    var last = days.length - 1;
+    var showLast = function (u) {
+      if (u.cursor.idx == null && last >= 0) { u.setLegend({ idx: last }); }
+    };
     var options = {
       width: Math.max(holder.clientWidth, 280),
       height: 240,
       series: [
-        { label: labels.day, value: function (u, seconds) { return seconds == null ? "" : dayText(seconds); } },
-        { label: labels.clicks, stroke: "#6b7c93", width: 2 },
-        { label: labels.sales, stroke: "#00895a", width: 2 },
-        { label: labels.revenue, stroke: "#1d4f91", width: 2, scale: "money" }
+        { label: labels.day, value: shown(dayText) },
+        { label: labels.clicks, stroke: "#6b7c93", width: 2, value: shown(count.format) },
+        { label: labels.sales, stroke: "#00895a", width: 2, value: shown(count.format) },
+        { label: labels.revenue, stroke: "#1d4f91", width: 2, scale: "money", value: shown(money.format) }
       ],
       axes: [
         { values: function (u, ticks) { return ticks.map(dayText); } },
         {},
         { scale: "money", side: 1, grid: { show: false } }
-      ]
+      ],
+      hooks: { setCursor: [showLast] }
     };
     holder.textContent = "";
     var chart = new window.uPlot(options, [days, data.clicks, data.sales, data.revenue], holder);
+    showLast(chart);
     window.addEventListener("resize", function () {
       chart.setSize({ width: Math.max(holder.clientWidth, 280), height: 240 });
     });

@@ -368,8 +368,9 @@ def _figure(t: Translator, report: Report, name: str) -> str:
     return format_metric(t, name, metrics(report.totals, report.currency)[name], report.currency)
 
 
-def _chart(days: Report) -> dict[str, list[Any]]:
-    """Every day of the period, those without clicks or sales as zeros."""
+def _chart(days: Report) -> dict[str, Any]:
+    """Every day of the period, those without clicks or sales as zeros; the revenue's
+    currency."""
     by_day = {row.key[0]: row.counts for row in days.rows}
     period = days.selection.period
     labels, clicks, sales, revenue = [], [], [], []
@@ -382,4 +383,10 @@ def _chart(days: Report) -> dict[str, list[Any]]:
         sales.append(counts.sales)
         revenue.append(float(values["net_revenue"] or 0))
         day += timedelta(days=1)
-    return {"days": labels, "clicks": clicks, "sales": sales, "revenue": revenue}
+    return {
+        "days": labels,
+        "clicks": clicks,
+        "sales": sales,
+        "revenue": revenue,
+        "currency": days.currency,
+    }
