@@ -1,6 +1,6 @@
 """Destinations in the browser: a Keitaro postback from its template, tested, receiving a real
-sale and then its refund; a destination that keeps answering 404 switches itself
-off with the reason and a notice."""
+sale and then its refund; one made after sales offers to send them; a destination that keeps
+answering 404 switches itself off with the reason and a notice."""
 
 from __future__ import annotations
 
@@ -190,6 +190,52 @@ async def test_a_destination_that_keeps_answering_404_switches_itself_off(
     await page.click("#deliveries .delivery a")
     await expect(page.locator(".attempt")).to_contain_text("HTTP 404")
     await expect(page.locator(".attempt")).to_contain_text("answer 404")
+
+
+async def test_a_destination_made_after_sales_offers_to_send_them_now(
+    page: Page, db: AsyncEngine, owner: Account, receiver: Receiver, live_server: str
+) -> None:
+    workspace = owner.workspace
+    _, click_id = await make_click(db, live_server, workspace)
+    await sale(live_server, workspace.postback_token, click_id)
+
+    await page.goto(f"/w/{workspace.id}/destinations/new?kind=postback")
+    await page.fill("#field-name", "Late tracker")
+    await page.fill("#field-url", receiver.url("/late?cid={sub1}&tid={txid}"))
+    await page.click("#destination-submit")
+
+    await expect(page.locator("#flash")).to_contain_text("Destino Late tracker criado")
+    offer = page.locator("#earlier-sales")
+    await expect(offer).to_contain_text("Este workspace já tem 1 venda de antes deste destino")
+    await expect(offer).to_contain_text("Enviar as vendas de um período")
+    await expect(page.locator("#send-earlier")).to_have_text("Enviar a venda")
+    # The period form below is filled with the same days.
+    today = await page.locator("#resend-form #field-since").input_value()
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", today)
+    await expect(page.locator("#resend-form #field-until")).to_have_value(today)
+
+    await page.wait_for_timeout(500)  # the worker verifies the destination (every 0.2 s)
+    await page.click("#send-earlier")
+    await expect(page.locator("#flash")).to_have_text("1 entrega na fila.")
+    await arrived(receiver, "/late", 1)
+    [sent] = receiver.at("/late")
+    assert sent.query["tid"] == ["T1"]
+    # Once it has deliveries, the offer is gone.
+    await page.reload()
+    await expect(page.locator("#deliveries .delivery")).to_have_count(1)
+    await expect(page.locator("#earlier-sales")).to_have_count(0)
+
+
+async def test_a_destination_in_a_workspace_without_sales_offers_nothing(
+    page: Page, owner: Account, receiver: Receiver
+) -> None:
+    await page.goto(f"/w/{owner.workspace.id}/destinations/new?kind=postback")
+    await page.fill("#field-name", "First tracker")
+    await page.fill("#field-url", receiver.url("/first?cid={sub1}"))
+    await page.click("#destination-submit")
+
+    await expect(page.locator("#flash")).to_contain_text("Destino First tracker criado")
+    await expect(page.locator("#earlier-sales")).to_have_count(0)
 
 
 async def test_a_google_ads_destination_is_made_and_tested(

@@ -5,6 +5,7 @@ figures, chart, top campaigns and the orphan signal."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -64,6 +65,15 @@ async def test_a_report_is_sorted_drilled_filtered_and_exported(
     await page.goto(f"/w/{owner.workspace.id}/reports?preset=today")
     rows = page.locator("#report .report-row")
     await expect(rows).to_have_count(2)
+    # The period by day above the table, its legend on the last day without a pointer over it.
+    await expect(page.locator("#report-chart[data-drawn='true'] canvas")).to_have_count(1)
+    legend = page.locator("#report-chart .u-legend .u-value")
+    await expect(legend).to_have_text([re.compile(r"^\d{2}/\d{2}$"), "3", "2", "R$ 294,00"])
+    # Each control of the form has a visible label.
+    await expect(page.get_by_label("Nível 1", exact=True)).to_have_value("campaign")
+    await expect(page.get_by_label("Nível 2", exact=True)).to_have_value("")
+    await expect(page.get_by_label("Período", exact=True)).to_have_value("today")
+    await expect(page.get_by_label("Fuso horário", exact=True)).to_be_visible()
     totals = page.locator("#report-totals")
     await expect(totals).to_contain_text("R$ 294,00")
     await expect(totals.locator("th").nth(1)).to_have_text("3")  # clicks
@@ -148,6 +158,9 @@ async def test_the_home_screen_shows_today_the_chart_top_campaigns_and_orphans(
     await expect(revenue).to_have_text("R$ 324,00")  # orphan sales are sales too
     await expect(page.locator("#home-chart[data-drawn='true'] canvas")).to_have_count(1)
     await expect(page.locator("#home-chart .u-legend")).to_contain_text("Vendas")
+    # Without a pointer over the chart (as on a phone), its legend shows the last day: today.
+    values = page.locator("#home-chart .u-legend .u-value")
+    await expect(values).to_have_text([re.compile(r"^\d{2}/\d{2}$"), "3", "5", "R$ 324,00"])
     await expect(page.locator("#outcomes")).to_contain_text("Órfão: 3")
     signal = page.locator(".signal[data-signal='orphans']")
     await expect(signal).to_contain_text("60%")  # 3 of the 5 postbacks

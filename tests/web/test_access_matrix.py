@@ -182,12 +182,12 @@ API_BODIES: dict[str, dict[str, Any]] = {
     f"POST {W}/destinations": {
         "name": "New",
         "kind": "postback",
-        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+        "url": "https://tracker.example/pb?cid={sub1}",
     },
     f"PUT {W}/destinations/{{destination_id}}": {
         "name": "Changed",
         "kind": "postback",
-        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+        "url": "https://tracker.example/pb?cid={sub1}",
     },
     f"POST {W}/destinations/{{destination_id}}/resend": {
         "since": "2026-01-01T00:00:00Z",
@@ -307,12 +307,12 @@ DASHBOARD_FORMS: dict[str, dict[str, str | list[str]]] = {
     f"POST {D}/destinations": {
         "name": "New",
         "kind": "postback",
-        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+        "url": "https://tracker.example/pb?cid={sub1}",
     },
     f"POST {D}/destinations/{{destination_id}}": {
         "name": "Changed",
         "kind": "postback",
-        "url": "http://127.0.0.1:9/pb?cid={sub1}",
+        "url": "https://tracker.example/pb?cid={sub1}",
     },
     f"POST {D}/destinations/{{destination_id}}/status": {"action": "deactivate"},
     f"POST {D}/destinations/{{destination_id}}/resend": {

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, RowMapping, and_, or_, select, update
+from sqlalchemy import Connection, RowMapping, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.db.schema import campaigns, conversions, deliveries, delivery_attempts, destinations
@@ -126,6 +126,35 @@ def _again(now: datetime) -> dict[str, Any]:
         "lease_until": None,
         "finished_at": None,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierSales:
+    """The sales a destination could be sent with a re-send: recorded before it was made."""
+
+    count: int
+    first: datetime
+    last: datetime
+
+
+async def earlier_sales(
+    conn: AsyncConnection, workspace: Workspace, before: datetime
+) -> EarlierSales | None:
+    """The workspace's sales on a click (those a re-send sends) recorded before ``before``;
+    None when there are none."""
+    count, first, last = (
+        await conn.execute(
+            select(
+                func.count(), func.min(conversions.c.created_at), func.max(conversions.c.created_at)
+            ).where(
+                conversions.c.workspace_id == workspace.id,
+                conversions.c.created_at < before,
+                conversions.c.click_id.is_not(None),
+                conversions.c.is_test.is_(False),
+            )
+        )
+    ).one()
+    return EarlierSales(count, first, last) if count else None
 
 
 def resend_range(

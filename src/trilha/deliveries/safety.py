@@ -25,6 +25,14 @@ class UnsafeTarget(Exception):
     """The URL may not be called: a reason a user can act on."""
 
 
+class NotPublic(UnsafeTarget):
+    """The host is, or resolves to, an address that is not public."""
+
+    def __init__(self, host: str, address: IPAddress) -> None:
+        super().__init__(NOT_PUBLIC.say(host=host, address=address))
+        self.host, self.address = host, address
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where to connect: the URL's host, and the address checked for it."""
@@ -99,7 +107,7 @@ async def resolve_target(url: str, *, allow_private: bool) -> Target:
     if not allow_private:
         for address in addresses:
             if not is_public(address):
-                raise UnsafeTarget(NOT_PUBLIC.say(host=host, address=address))
+                raise NotPublic(host, address)
     return Target(scheme, host, port, addresses[0])
 
 

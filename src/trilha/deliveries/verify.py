@@ -1,5 +1,8 @@
 """Checking a new or edited destination before it sends: its address must be public (unless
-the install allows private ones). Then it is ``active``, or ``inactive`` with the reason."""
+the install allows private ones). Then it is ``active``, or ``inactive`` with the reason.
+
+A URL the user typed is also checked as it is saved, so a private address is refused with the
+setting that allows it named, rather than found by the worker a moment later."""
 
 from __future__ import annotations
 
@@ -10,12 +13,35 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.schema import destinations
 from trilha.deliveries.build import Endpoints
-from trilha.deliveries.destinations import destination_of
-from trilha.deliveries.kinds import DestinationStatus
+from trilha.deliveries.destinations import Spec, destination_of
+from trilha.deliveries.kinds import DestinationStatus, Kind
 from trilha.deliveries.problems import ADDRESS_CHECK
-from trilha.deliveries.safety import UnsafeTarget, resolve_target
+from trilha.deliveries.safety import NotPublic, UnsafeTarget, resolve_target
+from trilha.errors import InvalidInput
 
 BATCH = 50
+PRIVATE_REFUSED = (
+    "'{host}' resolves to '{address}', which is not a public address: trilha sends to "
+    "private addresses only when the server runs with TRILHA_DELIVERY_ALLOW_PRIVATE=true"
+)
+
+
+async def refuse_private_address(spec: Spec, *, allow_private: bool) -> None:
+    """InvalidInput on ``url`` when a URL the user typed (a postback's or a webhook's) calls an
+    address that is not public and the install does not allow such addresses.
+
+    Anything else wrong with the address (a host that does not resolve yet, a malformed URL)
+    is left to the form's own checks and to the check after saving."""
+    if allow_private or spec.kind not in (Kind.POSTBACK, Kind.WEBHOOK):
+        return
+    try:
+        await resolve_target(spec.url.strip(), allow_private=False)
+    except NotPublic as exc:
+        raise InvalidInput(
+            {"url": PRIVATE_REFUSED.format(host=exc.host, address=exc.address)}
+        ) from None
+    except UnsafeTarget:
+        return
 
 
 async def verify_destinations(

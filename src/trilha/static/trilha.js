@@ -88,41 +88,56 @@
   });
 })();
 
-// The home screen's chart: clicks and sales (left axis) and net revenue (right), day by day.
+// The home screen's and the report's charts: clicks and sales (left axis) and net revenue
+// (right), day by day.
 (function () {
   "use strict";
-  function draw() {
-    var holder = document.getElementById("home-chart");
-    var source = document.getElementById("home-chart-data");
+  function draw(name) {
+    var holder = document.getElementById(name);
+    var source = document.getElementById(name + "-data");
     if (!holder || !source || !window.uPlot) { return; }
     var data = JSON.parse(source.textContent);
     var labels = JSON.parse(holder.dataset.labels);
-    var days = data.days.map(function (day) { return Date.parse(day + "T12:00:00Z") / 1000; });
+    var days = data.days.map(function (day) { return Date.parse(day + "T00:00:00Z") / 1000; });
     var locale = document.documentElement.lang || "pt-BR";
     var dayText = function (seconds) {
       return new Date(seconds * 1000).toLocaleDateString(locale, { day: "2-digit", month: "2-digit", timeZone: "UTC" });
+    };
+    var count = new Intl.NumberFormat(locale);
+    var money = new Intl.NumberFormat(locale, { style: "currency", currency: data.currency || "BRL" });
+    var shown = function (format) {
+      return function (u, value) { return value == null ? "" : format(value); };
+    };
+    // Without a pointer over it (always, on a phone) the legend shows the last day's values.
+    var last = days.length - 1;
+    var showLast = function (u) {
+      if (u.cursor.idx == null && last >= 0) { u.setLegend({ idx: last }); }
     };
     var options = {
       width: Math.max(holder.clientWidth, 280),
       height: 240,
       series: [
-        { label: labels.day, value: function (u, seconds) { return seconds == null ? "" : dayText(seconds); } },
-        { label: labels.clicks, stroke: "#6b7c93", width: 2 },
-        { label: labels.sales, stroke: "#00895a", width: 2 },
-        { label: labels.revenue, stroke: "#1d4f91", width: 2, scale: "money" }
+        { label: labels.day, value: shown(dayText) },
+        { label: labels.clicks, stroke: "#6b7c93", width: 2, value: shown(count.format) },
+        { label: labels.sales, stroke: "#00895a", width: 2, value: shown(count.format) },
+        { label: labels.revenue, stroke: "#1d4f91", width: 2, scale: "money", value: shown(money.format) }
       ],
       axes: [
-        { values: function (u, ticks) { return ticks.map(dayText); } },
+        // Whole days only: a short period would otherwise get a tick every 12 hours, each day twice.
+        { incrs: [86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400], values: function (u, ticks) { return ticks.map(dayText); } },
         {},
         { scale: "money", side: 1, grid: { show: false } }
-      ]
+      ],
+      hooks: { setCursor: [showLast] }
     };
     holder.textContent = "";
     var chart = new window.uPlot(options, [days, data.clicks, data.sales, data.revenue], holder);
+    showLast(chart);
     window.addEventListener("resize", function () {
       chart.setSize({ width: Math.max(holder.clientWidth, 280), height: 240 });
     });
     holder.dataset.drawn = "true";
   }
-  if (document.readyState === "complete") { draw(); } else { window.addEventListener("load", draw); }
+  function drawAll() { ["home-chart", "report-chart"].forEach(draw); }
+  if (document.readyState === "complete") { drawAll(); } else { window.addEventListener("load", drawAll); }
 })();

@@ -14,6 +14,7 @@ from trilha.deliveries.log import resend_range
 from trilha.deliveries.postback import CONVERSION_MACROS, TEMPLATES
 from trilha.deliveries.send import Policy
 from trilha.deliveries.trial import send_test
+from trilha.deliveries.verify import refuse_private_address
 from trilha.web.api.delivery_schemas import (
     DestinationCreated,
     DestinationIn,
@@ -56,13 +57,21 @@ async def list_destinations(membership: InWorkspace, conn: Db) -> list[Destinati
     return [DestinationOut.of(d) for d in found]
 
 
-@router.post("", status_code=201, summary="Add a destination; it is verified before it sends")
+@router.post(
+    "",
+    status_code=201,
+    summary="Add a destination; it is verified before it sends",
+    description="A postback or webhook URL on a private or loopback address is refused (422) "
+    "unless the server runs with TRILHA_DELIVERY_ALLOW_PRIVATE=true.",
+)
 async def create_destination(
-    body: DestinationIn, membership: InWorkspace, conn: Db
+    body: DestinationIn, membership: InWorkspace, conn: Db, settings: AppSettings
 ) -> DestinationCreated:
     membership.require(Role.MEMBER)
+    spec = body.spec()
+    await refuse_private_address(spec, allow_private=settings.delivery_allow_private)
     made = await destinations.create_destination(
-        conn, membership.workspace, body.spec(), now=datetime.now(UTC)
+        conn, membership.workspace, spec, now=datetime.now(UTC)
     )
     shown = made.secret if made.kind is Kind.WEBHOOK and body.secret is None else None
     return DestinationCreated(**DestinationOut.of(made).model_dump(), signing_secret=shown)
@@ -76,11 +85,17 @@ async def get_destination(destination_id: str, membership: InWorkspace, conn: Db
 
 @router.put("/{destination_id}", summary="Change a destination; it is verified again")
 async def update_destination(
-    destination_id: str, body: DestinationIn, membership: InWorkspace, conn: Db
+    destination_id: str,
+    body: DestinationIn,
+    membership: InWorkspace,
+    conn: Db,
+    settings: AppSettings,
 ) -> DestinationOut:
     membership.require(Role.MEMBER)
+    spec = body.spec()
+    await refuse_private_address(spec, allow_private=settings.delivery_allow_private)
     changed = await destinations.update_destination(
-        conn, membership.workspace, destination_id, body.spec(), now=datetime.now(UTC)
+        conn, membership.workspace, destination_id, spec, now=datetime.now(UTC)
     )
     return DestinationOut.of(changed)
 

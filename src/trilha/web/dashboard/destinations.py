@@ -16,11 +16,12 @@ from trilha.deliveries import google_ads
 from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destinations import Destination, Spec
 from trilha.deliveries.kinds import Kind, Method
-from trilha.deliveries.log import DeliveryFilter, list_deliveries, resend_range
+from trilha.deliveries.log import DeliveryFilter, earlier_sales, list_deliveries, resend_range
 from trilha.deliveries.notices import list_notices, mark_read
 from trilha.deliveries.postback import TEMPLATES, TRACKER_NAMES
 from trilha.deliveries.send import Policy, Sent
 from trilha.deliveries.trial import send_test
+from trilha.deliveries.verify import refuse_private_address
 from trilha.errors import InvalidInput
 from trilha.web.auth import Db
 from trilha.web.dashboard.pages import Form, InWorkspace, Page, field_errors, read_form
@@ -73,9 +74,9 @@ async def add_destination(page: InWorkspace, conn: Db) -> Response:
     page.require(Role.MEMBER)
     form = await read_form(page.request)
     try:
-        made = await store.create_destination(
-            conn, page.workspace, _spec(form), now=datetime.now(UTC)
-        )
+        spec = _spec(form)
+        await refuse_private_address(spec, allow_private=page.settings.delivery_allow_private)
+        made = await store.create_destination(conn, page.workspace, spec, now=datetime.now(UTC))
     except (InvalidInput, ValueError) as exc:
         return await _form(page, conn, _values(form), _errors(exc), status_code=422)
     if made.kind is Kind.WEBHOOK and not form["secret"].strip():
@@ -96,8 +97,10 @@ async def save_destination(destination_id: str, page: InWorkspace, conn: Db) -> 
     found = await store.get_destination(conn, page.workspace, destination_id)
     form = await read_form(page.request)
     try:
+        spec = _spec(form)
+        await refuse_private_address(spec, allow_private=page.settings.delivery_allow_private)
         saved = await store.update_destination(
-            conn, page.workspace, found.id, _spec(form), now=datetime.now(UTC)
+            conn, page.workspace, found.id, spec, now=datetime.now(UTC)
         )
     except (InvalidInput, ValueError) as exc:
         return await _form(page, conn, _values(form), _errors(exc), found, status_code=422)
@@ -256,9 +259,20 @@ async def _form(
     status_code: int = 200,
 ) -> Response:
     recent: list[dict[str, Any]] = []
+    resend: dict[str, str] = {}
+    earlier = None
     if destination is not None:
         where = DeliveryFilter(destination_id=destination.id)
         recent = await list_deliveries(conn, page.workspace, where, limit=RECENT)
+        if not recent:
+            # Made after the workspace's first sales: it is offered them, days filled in.
+            earlier = await earlier_sales(conn, page.workspace, destination.created_at)
+        if earlier is not None:
+            zone = ZoneInfo(page.workspace.timezone)
+            resend = {
+                "since": earlier.first.astimezone(zone).date().isoformat(),
+                "until": earlier.last.astimezone(zone).date().isoformat(),
+            }
     context = {
         "section": "destinations",
         "destination": destination,
@@ -272,5 +286,7 @@ async def _form(
         "sent": sent,
         "signing_secret": signing_secret,
         "recent": recent,
+        "earlier_sales": earlier,
+        "resend_values": resend,
     }
     return render(page, "dashboard/destinations/form.html", context, status_code=status_code)

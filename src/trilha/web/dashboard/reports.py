@@ -127,6 +127,10 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
         report = await reports.run(
             conn, workspace.id, run_report, workspace, query, now=datetime.now(UTC)
         )
+    # The period day by day above the table, as on the home screen: same filters and clock.
+    days: Report = await reports.run(
+        conn, workspace.id, run_report, workspace, _by_day(query), now=datetime.now(UTC)
+    )
     columns = await report_columns(conn, page.workspace.id, page.user.id)
     t = page.t
     here = _report_url(page, query)
@@ -136,6 +140,7 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
         "query": query,
         "report": report,
         "errors": errors,
+        "chart": json.dumps(_chart(days)),
         **_level_rows(page, query, report, columns),
         "totals": _total_cells(t, report, orphans, columns),
         "orphan_sales": orphans.counts.sales if orphans is not None else 0,
@@ -162,6 +167,13 @@ async def report_page(page: InWorkspace, conn: Db, reports: Reports) -> Response
     }
     return render(
         page, "dashboard/reports/report.html", context, status_code=422 if errors else 200
+    )
+
+
+def _by_day(query: ReportQuery) -> ReportQuery:
+    """The report's period and filters, one row a day."""
+    return replace(
+        query, group_by=(Dimension.DAY,), parent=(), sort=None, limit=None, offset=0, flat=False
     )
 
 
@@ -368,8 +380,9 @@ def _figure(t: Translator, report: Report, name: str) -> str:
     return format_metric(t, name, metrics(report.totals, report.currency)[name], report.currency)
 
 
-def _chart(days: Report) -> dict[str, list[Any]]:
-    """Every day of the period, those without clicks or sales as zeros."""
+def _chart(days: Report) -> dict[str, Any]:
+    """Every day of the period, those without clicks or sales as zeros; the revenue's
+    currency."""
     by_day = {row.key[0]: row.counts for row in days.rows}
     period = days.selection.period
     labels, clicks, sales, revenue = [], [], [], []
@@ -382,4 +395,10 @@ def _chart(days: Report) -> dict[str, list[Any]]:
         sales.append(counts.sales)
         revenue.append(float(values["net_revenue"] or 0))
         day += timedelta(days=1)
-    return {"days": labels, "clicks": clicks, "sales": sales, "revenue": revenue}
+    return {
+        "days": labels,
+        "clicks": clicks,
+        "sales": sales,
+        "revenue": revenue,
+        "currency": days.currency,
+    }
