@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 STARTUP_TIMEOUT = 30.0
-SERVING = "trilha.runtime: serving: "  # each worker's line once it serves
+SERVING = '"message": "serving: '  # each worker's line once it serves (JSON lines)
 # granian's line for each worker process it starts, the first one and every replacement.
 SPAWNED = re.compile(r"Spawning worker-(\d+) with PID: (\d+)")
 
@@ -80,6 +80,7 @@ class Server:
             "TRILHA_DATABASE_URL": self.database_url,
             "TRILHA_PORT": str(port),
             "TRILHA_WORKERS": str(self.workers),
+            "TRILHA_LOG_FORMAT": "json",
         }
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(
