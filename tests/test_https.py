@@ -62,13 +62,21 @@ def replace_once(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-def caddyfile_for_tests(upstream: str, *, http_port: int, https_port: int) -> str:
-    """deploy/Caddyfile as shipped, but for a test: trilha at ``upstream``, Caddy on loopback
-    ports, its own CA issuing the certificates, no admin endpoint, nothing added to the system's
-    trust store. Every directive of the shipped file stays."""
-    text = CADDYFILE.read_text()
-    assert text.count(SHIPPED_UPSTREAM) == 2  # the ask URL and the reverse proxy
-    text = text.replace(SHIPPED_UPSTREAM, upstream)
+def caddyfile_for_tests(
+    upstream: str,
+    *,
+    http_port: int,
+    https_port: int,
+    source: Path = CADDYFILE,
+    shipped_upstream: str = SHIPPED_UPSTREAM,
+) -> str:
+    """``source`` (deploy/Caddyfile as shipped, or as deploy/install.sh installed it, trilha at
+    ``shipped_upstream``) for a test: trilha at ``upstream``, Caddy on loopback ports, its own
+    CA issuing the certificates, no admin endpoint, nothing added to the system's trust store.
+    Every directive of the file stays."""
+    text = source.read_text()
+    assert text.count(shipped_upstream) == 2  # the ask URL and the reverse proxy
+    text = text.replace(shipped_upstream, upstream)
     text = replace_once(text, "\ttls {\n\t\ton_demand\n", "\ttls internal {\n\t\ton_demand\n")
     test_options = (
         "{\n\tadmin off\n\tskip_install_trust\n\tdefault_bind 127.0.0.1\n"
@@ -100,23 +108,55 @@ class Caddy:
     ) -> httpx.Response:
         """GET https://{host}{path}, connecting to Caddy on 127.0.0.1: the name in the TLS
         handshake (SNI), the certificate checked against it, and the Host header."""
-        return client.get(
+        return self.request(client, "GET", host, path, params=params, headers=headers)
+
+    def request(
+        self,
+        client: httpx.Client,
+        method: str,
+        host: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        data: dict[str, str] | None = None,
+        json: object = None,
+    ) -> httpx.Response:
+        """``method`` https://{host}{path} through Caddy, as :meth:`get` does."""
+        return client.request(
+            method,
             f"https://127.0.0.1:{self.https_port}{path}",
             params=params,
             headers={"host": host, **(headers or {})},
+            data=data,
+            json=json,
             extensions={"sni_hostname": host},
         )
 
 
 @contextmanager
-def caddy_run(upstream: str, home: Path) -> Iterator[Caddy]:
-    """Caddy on the test's Caddyfile, its log in ``home``/caddy.log (a file: a pipe nobody
-    reads would stop Caddy once full)."""
+def caddy_run(
+    upstream: str,
+    home: Path,
+    *,
+    source: Path = CADDYFILE,
+    shipped_upstream: str = SHIPPED_UPSTREAM,
+) -> Iterator[Caddy]:
+    """Caddy on ``source`` made a test's Caddyfile, its log in ``home``/caddy.log (a file: a
+    pipe nobody reads would stop Caddy once full)."""
     caddy = caddy_command()
     http_port, https_port = free_port(), free_port()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "Caddyfile"
-    config.write_text(caddyfile_for_tests(upstream, http_port=http_port, https_port=https_port))
+    config.write_text(
+        caddyfile_for_tests(
+            upstream,
+            http_port=http_port,
+            https_port=https_port,
+            source=source,
+            shipped_upstream=shipped_upstream,
+        )
+    )
     log = home / "caddy.log"
     with log.open("w") as output:
         process = subprocess.Popen(
