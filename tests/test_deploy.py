@@ -64,8 +64,13 @@ def compose_config(project: Path, values: dict[str, str]) -> subprocess.Complete
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    resolved = compose_config(tmp_path_factory.mktemp("compose"), SAMPLE)
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("compose")
+
+
+@pytest.fixture(scope="module")
+def config(project: Path) -> dict[str, Any]:
+    resolved = compose_config(project, SAMPLE)
     assert resolved.returncode == 0, resolved.stderr
     loaded: dict[str, Any] = yaml.safe_load(resolved.stdout)
     return loaded
@@ -135,11 +140,26 @@ def test_only_caddy_may_ask_trilha_for_certificates(config: dict[str, Any]) -> N
     assert caddy_address not in ipaddress.ip_network(edge["ip_range"])
 
 
-def test_caddy_runs_the_shipped_caddyfile_in_front_of_trilha(config: dict[str, Any]) -> None:
+def mounts(service: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    """Each mount's target: its source and whether it is read-only. Compose v2 writes them out in
+    full, 1.29 as ``source:target[:mode]``."""
+    found: dict[str, tuple[str, bool]] = {}
+    for volume in service["volumes"]:
+        if isinstance(volume, str):
+            source, target, *mode = volume.split(":")
+            found[target] = (source, mode == ["ro"])
+        else:
+            found[volume["target"]] = (volume["source"], bool(volume.get("read_only")))
+    return found
+
+
+def test_caddy_runs_the_shipped_caddyfile_in_front_of_trilha(
+    config: dict[str, Any], project: Path
+) -> None:
     caddy = services(config)["caddy"]
     caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
 
-    assert any(v.endswith("/deploy/Caddyfile:/etc/caddy/Caddyfile:ro") for v in caddy["volumes"])
+    assert mounts(caddy)["/etc/caddy/Caddyfile"] == (str(project / "deploy" / "Caddyfile"), True)
     assert caddy["environment"]["TRILHA_UPSTREAM"] == "trilha:8000"
     assert "ask http://{$TRILHA_UPSTREAM:127.0.0.1:8000}/internal/tls-allowed" in caddyfile
     assert "reverse_proxy {$TRILHA_UPSTREAM:127.0.0.1:8000}" in caddyfile
