@@ -39,7 +39,7 @@ while [ "$#" -gt 0 ]; do
 done
 [[ "$public_url" =~ ^https://[A-Za-z0-9.-]+(:[0-9]+)?/?$ ]] \
   || fail "--public-url must be https://host, the address trilha is reached on (got '$public_url')"
-[[ "$email" =~ ^[^[:space:]@\']+@[^[:space:]@\']+$ ]] || fail "--email must be an e-mail address (got '$email')"
+[[ "$email" =~ ^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$ ]] || fail "--email must be an e-mail address (got '$email')"
 [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] \
   || fail "--port must be a port number (got '$port')"
 [[ "$database_url" != *"'"* ]] || fail "--database-url must not contain a single quote"
@@ -135,8 +135,12 @@ if [ -f "$caddyfile" ] && ! grep -q "trilha" "$caddyfile"; then
   cp -p "$caddyfile" "$caddyfile.before-trilha"
   echo "the previous one is kept as $caddyfile.before-trilha"
 fi
-sed -e "s#you@example.com#$email#" -e "s#127.0.0.1:8000#127.0.0.1:$port#g" \
+# The shipped file's two placeholders ({$NAME:default}, for compose.yaml) made plain values.
+sed -e "s#{\$ACME_EMAIL:you@example.com}#$email#" \
+    -e "s#{\$TRILHA_UPSTREAM:127.0.0.1:8000}#127.0.0.1:$port#g" \
   "$source_dir/deploy/Caddyfile" > "$caddyfile"
+grep -q "email $email\$" "$caddyfile" && ! grep -v '^[[:space:]]*#' "$caddyfile" | grep -q '{\$' \
+  || fail "deploy/Caddyfile has changed; the installer no longer knows its placeholders"
 chmod 0644 "$caddyfile"
 caddy validate --config "$caddyfile" --adapter caddyfile >/dev/null 2>&1 \
   || fail "Caddy refuses $caddyfile: caddy validate --config $caddyfile"

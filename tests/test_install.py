@@ -193,7 +193,9 @@ def test_a_fresh_server_installed_by_the_script_tracks_a_sale_over_https(
     mode = installed.env_file.stat()
     assert stat.S_IMODE(mode.st_mode) == 0o640  # its database password: root and trilha alone
     assert (mode.st_uid, mode.st_gid) == (0, grp.getgrnam(USER).gr_gid)
-    assert f"email {EMAIL}" in installed.caddyfile.read_text()
+    caddyfile = installed.caddyfile.read_text()
+    assert f"\temail {EMAIL}\n" in caddyfile
+    assert caddyfile.count(f"127.0.0.1:{installed.port}") == 2
     units = [installed.units / "trilha.service", installed.units / "trilha-worker.service"]
     verified = subprocess.run(
         ["systemd-analyze", "verify", *map(str, units)], capture_output=True, text=True, check=False
