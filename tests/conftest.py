@@ -79,6 +79,21 @@ def fresh_database(directory: Path, database_template: str) -> Iterator[str]:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@contextmanager
+def empty_database(directory: Path) -> Iterator[str]:
+    """A database of its own with no tables yet: a SQLite file in ``directory`` (created on
+    first use), or a PostgreSQL database, dropped afterwards."""
+    if POSTGRES_URL is None:
+        yield f"sqlite+aiosqlite:///{directory / 'trilha.db'}"
+        return
+    name = f"trilha_test_{uuid4().hex[:12]}"
+    with _admin(POSTGRES_URL) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    with _admin(POSTGRES_URL) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="session")
 def dns_server() -> Iterator[DnsServer]:
     """The DNS server every test's settings point custom-domain checks to."""

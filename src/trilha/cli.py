@@ -20,6 +20,7 @@ from trilha.db.engine import make_engine, reading
 from trilha.db.migrate import migrate
 from trilha.deliveries.worker import DeliveryWorker
 from trilha.errors import TrilhaError
+from trilha.logs import configure_logging
 from trilha.passwords import hash_password
 from trilha.postbacks import unmatched
 from trilha.reports.rollups import rebuild_rollups
@@ -54,7 +55,7 @@ def _in_transaction(
 ) -> T:
     """Run ``work`` in one transaction on an up-to-date database; TrilhaError → message, exit 1.
     A transaction that ``reads_only`` never waits for a running server's write lock (SQLite)."""
-    migrate(settings.database_url)
+    _migrate(settings)
 
     async def run() -> T:
         engine = make_engine(settings.database_url)
@@ -65,6 +66,13 @@ def _in_transaction(
             await engine.dispose()
 
     return _run(run())
+
+
+def _migrate(settings: Settings) -> None:
+    """Bring the schema up to date, logging (a wait for another process's migration) as the
+    server does; TrilhaError → message, exit 1."""
+    configure_logging(settings)
+    _fail_cleanly(lambda: migrate(settings.database_url))
 
 
 def _run(work: Coroutine[object, object, T]) -> T:
@@ -80,7 +88,7 @@ def _run(work: Coroutine[object, object, T]) -> T:
 def migrate_command() -> None:
     """Bring the database schema up to date (`serve` does this too)."""
     settings = Settings()
-    migrate(settings.database_url)
+    _migrate(settings)
     typer.echo("database is up to date")
 
 
@@ -105,7 +113,7 @@ def restore(
     `trilha serve` and `trilha worker` first."""
     settings = Settings()
     revision = _fail_cleanly(lambda: backups.restore(settings.database_url, file, force=force))
-    migrate(settings.database_url)
+    _migrate(settings)
     typer.echo(f"restored {file} (taken at migration {revision}); database is up to date")
 
 
@@ -150,7 +158,7 @@ def serve(
         if value is not None:
             os.environ[f"TRILHA_{name}"] = str(value)
     settings = Settings()
-    migrate(settings.database_url)
+    _migrate(settings)
     setup_token = _in_transaction(settings, _setup_token_if_empty)
     if setup_token:
         typer.secho(
@@ -185,7 +193,7 @@ def worker(
     if concurrency is not None:
         os.environ["TRILHA_DELIVERY_CONCURRENCY"] = str(concurrency)
     settings = Settings()
-    migrate(settings.database_url)
+    _migrate(settings)
     _run(run_worker(settings))
 
 

@@ -11,7 +11,8 @@ TrilhaError
  ├── BodyTimeout           the request body did not arrive in time (408)
  ├── TooManyRequests       a limit was reached; carries the seconds until it lifts (429)
  ├── StorageUnavailable    the database could not be reached or did not commit (503)
- └── ReportTimedOut        a report's queries ran past their time limit (503, with Retry-After)
+ ├── ReportTimedOut        a report's queries ran past their time limit (503, with Retry-After)
+ └── MigrationLocked       another process kept the migration lock past the wait (503)
 """
 
 from __future__ import annotations
@@ -91,3 +92,7 @@ class ReportTimedOut(TrilhaError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class MigrationLocked(TrilhaError):
+    status_code = 503
