@@ -232,6 +232,43 @@ def get_path(tree: Tree, path: str) -> Any:
     return node
 
 
+@dataclass(frozen=True, slots=True)
+class PathIndex:
+    """Paths by the top-level key each can start from (its first step, or the whole path as a
+    literal key), so that a tree is read only at the paths it can hold: a postback's few keys
+    are looked up instead of every path of every platform walked."""
+
+    paths: tuple[str, ...]
+    by_key: dict[str, tuple[int, ...]]
+    everywhere: tuple[int, ...]  # a top-level wildcard (``client_*``) may match any key
+
+    def present(self, tree: Tree) -> list[str]:
+        """The paths that may have a value in ``tree``, in their order.
+
+        >>> index = path_index(("buyer.email", "data.buyer", "client_*", "x.y"))
+        >>> index.present({"data": {}, "buyer.email": "a@b.c", "other": 1})
+        ['buyer.email', 'data.buyer', 'client_*']
+        """
+        found = set(self.everywhere)
+        for key in tree:
+            found.update(self.by_key.get(key, ()))
+        return [self.paths[i] for i in sorted(found)]
+
+
+@lru_cache(maxsize=64)
+def path_index(paths: tuple[str, ...]) -> PathIndex:
+    by_key: dict[str, list[int]] = {}
+    everywhere = []
+    for i, path in enumerate(paths):
+        first = _path_parts(path)[0]
+        if first.endswith("*") and len(_path_parts(path)) == 1:
+            everywhere.append(i)
+            continue
+        for key in {first, path}:
+            by_key.setdefault(key, []).append(i)
+    return PathIndex(paths, {k: tuple(v) for k, v in by_key.items()}, tuple(everywhere))
+
+
 @lru_cache(maxsize=PATH_CACHE_SIZE)
 def _path_parts(path: str) -> tuple[str, ...]:
     """A path's steps, split once: a postback reads the same few dozen paths as the last."""

@@ -3,10 +3,9 @@ preset, for the log to mask when no merchant of the workspace says which one app
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Final
 
-from trilha.postbacks.payload import Tree, get_path
+from trilha.postbacks.payload import Tree, get_path, path_index
 from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.preset import AuthKind
 
@@ -25,11 +24,12 @@ KNOWN_SECRET_HEADERS: Final = frozenset(
 )
 
 
-def values_at(paths: Iterable[str], payload: Tree, query: Tree) -> list[str]:
+def values_at(paths: tuple[str, ...], payload: Tree, query: Tree) -> list[str]:
     """The text values at ``paths`` in the body's fields and in the query's."""
+    index = path_index(paths)
     values = []
-    for path in paths:
-        for source in (payload, query):
+    for source in (payload, query):
+        for path in index.present(source):
             value = get_path(source, path)
             if isinstance(value, str) and value:
                 values.append(value)

@@ -12,7 +12,7 @@ import string
 from collections.abc import Iterator
 from typing import Any, Final
 
-from trilha.postbacks.payload import Tree, get_path
+from trilha.postbacks.payload import Tree, get_path, path_index
 from trilha.privacy.buyer_fields import BuyerFields
 
 MASK: Final = "********"
@@ -127,7 +127,7 @@ def buyer_values(payload: Tree, fields: BuyerFields) -> list[str]:
     ['Ana Souza']
     """
     found: set[str] = set()
-    for path in fields.masked:
+    for path in path_index(fields.masked).present(payload):
         for value in _at(payload, path):
             found.update(_leaves(value))
             if len(found) > MOST_VALUES:
