@@ -22,7 +22,6 @@ from trilha.conversions.status import LEGAL_CHANGES, Status
 from trilha.currencies import convert, converted_columns
 from trilha.db.driver import insert_row
 from trilha.db.schema import conversion_status_history, conversions
-from trilha.deliveries.outbox import enqueue_deliveries
 from trilha.ids import new_id
 from trilha.money import from_minor, rounded, to_minor
 from trilha.privacy.hashes import NO_BUYER, BuyerHashes
@@ -51,12 +50,21 @@ class Dedupe:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """A conversion (a conversions row's columns) that took a new status, for the outbox."""
+
+    conversion: dict[str, Any]
+    status: Status
+
+
+@dataclass(frozen=True, slots=True)
 class Recorded:
     outcome: Outcome
     reason: str
     conversion_id: str
     status: Status  # the conversion's, once recorded: an ignored change leaves it as it was
     details: dict[str, Any]
+    change: Change | None = None  # a new conversion or status, which destinations may want
 
 
 def record_conversion(
@@ -116,10 +124,10 @@ def record_conversion(
     inserted = insert_row(conn, conversions, row, returning=_IF_NEW)
     if inserted is not None:  # no row back: the key exists, this repeats a conversion
         _append_history(conn, conversion_id, None, reported, postback_id, actor, now)
-        _tell(conn, row, reported.status, now)
         outcome = Outcome.CREATED if attribution.click_id else Outcome.ORPHAN
         reason = "" if attribution.click_id else "no click with this id (yet); kept as an orphan"
-        return Recorded(outcome, reason, conversion_id, reported.status, {})
+        change = Change(row, reported.status)
+        return Recorded(outcome, reason, conversion_id, reported.status, {}, change)
     existing = _by_key(conn, workspace_id, key)
     return _repeat(conn, existing, reported, value_minor, postback_id, actor, now)
 
@@ -168,22 +176,15 @@ def _repeat(
         current = _by_key(conn, existing.workspace_id, existing.dedupe_key)
         return _repeat(conn, current, reported, value_minor, postback_id, actor, now)
     _append_history(conn, existing.id, existing.status, reported, postback_id, actor, now)
-    _tell(conn, dict(existing._mapping), reported.status, now)
     reason = f"{existing.status} → {reported.status}"
-    return Recorded(Outcome.STATUS_CHANGED, reason, existing.id, reported.status, details)
+    change = Change(dict(existing._mapping), reported.status)
+    return Recorded(Outcome.STATUS_CHANGED, reason, existing.id, reported.status, details, change)
 
 
 def _older(reported: datetime | None, current: datetime | None) -> bool:
     """Whether the platform says this event happened before the conversion's current status:
     then it arrived out of order, and never overwrites what is newer. Unknown either side: no."""
     return reported is not None and current is not None and reported < current
-
-
-def _tell(conn: Connection, conversion: dict[str, Any], status: Status, now: datetime) -> None:
-    """Queue the deliveries the change calls for. Test conversions and orphans (no click to
-    name to a tracker or an ad network) are told to no one."""
-    if conversion["click_id"] and not conversion["is_test"]:
-        enqueue_deliveries(conn, conversion, status=status, now=now)
 
 
 def _by_key(conn: Connection, workspace_id: str, key: str) -> Any:

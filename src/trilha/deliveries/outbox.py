@@ -32,6 +32,16 @@ _MEMO = "trilha.active_destinations"
 _IF_NEW = "ON CONFLICT (destination_id, conversion_id, conversion_status) DO NOTHING RETURNING id"
 
 
+def enqueue_change(
+    conn: Connection, conversion: dict[str, Any], *, status: str, now: datetime
+) -> int:
+    """The deliveries ``conversion``'s new ``status`` calls for. Test conversions and orphans
+    (no click to name to a tracker or an ad network) are told to no one."""
+    if not conversion["click_id"] or conversion["is_test"]:
+        return 0
+    return enqueue_deliveries(conn, conversion, status=status, now=now)
+
+
 def enqueue_deliveries(
     conn: Connection, conversion: dict[str, Any], *, status: str, now: datetime
 ) -> int:

@@ -21,7 +21,8 @@ from trilha.postbacks.mapping import Fields
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.result import Result
 from trilha.postbacks.trace import Trace
-from trilha.privacy.masking import mask_patterns
+from trilha.privacy.buyer_fields import ALL_FIELDS
+from trilha.privacy.masking import buyer_values, mask_patterns
 
 MASK = "********"
 # Shorter secrets are masked only where they are a whole value (a query or form value, a JSON
@@ -156,7 +157,9 @@ def write_log(
 ) -> None:
     hide = secret_masker(
         [*trace.secrets, *header_secrets(raw.headers, trace.secret_headers)],
-        buyer_values=None if trace.keeps_buyer_data else trace.buyer_values,
+        buyer_values=None
+        if trace.keeps_buyer_data
+        else buyer_values(trace.payload or {}, ALL_FIELDS),
     )
     body = raw.body[:STORED_BODY_LIMIT].decode("utf-8", "replace").replace("\x00", "")
     fields = trace.fields

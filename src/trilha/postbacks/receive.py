@@ -1,8 +1,10 @@
-"""receive_postback(): a pipeline of small steps that ends in exactly one Outcome, logged.
+"""receive_postback(): a postback through its stages, ending in exactly one Outcome, logged.
 
-identify the workspace → read the payload → choose the merchant → check IP and secret → map the
-fields → find the click → record (dedupe, status change) → log, all in the caller's transaction.
-A request that matches no workspace is only counted (see trilha.postbacks.unmatched).
+read → identify the workspace → choose the merchant (and check the request is its) → map (and
+find the click) → protect the buyer's data → record (dedupe, status change) → enqueue the
+deliveries → log, all in the caller's transaction. Each stage is a function from the last one's
+value to the next. A request that matches no workspace is only counted (see
+trilha.postbacks.unmatched).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from sqlalchemy import Connection, Row, bindparam, literal_column, select
 
 from trilha.conversions.attribution import Attribution, find_click, find_click_and_merchant
 from trilha.conversions.outcome import Outcome
-from trilha.conversions.record import Dedupe, Reported, record_conversion
+from trilha.conversions.record import Dedupe, Recorded, Reported, record_conversion
 from trilha.conversions.status import Status
 from trilha.db.schema import domains, workspaces
+from trilha.deliveries.outbox import enqueue_change
 from trilha.event_types import event_type_names
 from trilha.ids import new_id
 from trilha.merchants import GENERIC, Merchant, load_merchant
@@ -36,15 +39,13 @@ from trilha.postbacks.payload import (
     pairs_to_tree,
     parse_form,
 )
-from trilha.postbacks.preset import IGNORE, AuthKind
+from trilha.postbacks.preset import IGNORE
 from trilha.postbacks.raw import RawPostback
 from trilha.postbacks.result import Rejected, Result
-from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
 from trilha.postbacks.trace import Trace
 from trilha.postbacks.unmatched import record_unmatched
-from trilha.privacy.buyer_fields import ALL_FIELDS, buyer_fields
+from trilha.privacy.buyer_fields import buyer_fields
 from trilha.privacy.hashes import read_buyer_hashes
-from trilha.privacy.masking import buyer_values
 from trilha.validation import is_text
 
 T = TypeVar("T")
@@ -89,6 +90,37 @@ class Replay:
     log_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Stage 1, read: the request's fields. ``problem``: why it cannot be counted, told only once
+    its workspace is known, so that a platform's bad field reaches the log its user reads."""
+
+    raw: RawPostback
+    token: str | None
+    query: Tree
+    payload: Tree  # the body's fields, plus the query's that the body lacks (not the token)
+    problem: Rejected | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """Stage 2: the workspace the request names."""
+
+    id: str
+    currency: str
+    postback_token: str
+    keeps_buyer_data: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Sender:
+    """Stage 3: the merchant the postback is read as, and its fields in that merchant's shape."""
+
+    merchant: Merchant
+    payload: Tree
+    looked_up: Attribution | None  # the click the generic click id named, when looked up
+
+
 def receive_postback(
     conn: Connection,
     received: Received,
@@ -97,13 +129,18 @@ def receive_postback(
     reads: SetupReads | None = None,
     is_test: bool = False,
 ) -> Result:
-    """``is_test``: a "send test postback" (trilha.postbacks.trial), its conversion marked so."""
+    """The pipeline, stage by stage: read → identify the workspace → choose the merchant (and
+    check that the request is its) → map → protect the buyer's data → record → enqueue the
+    deliveries; then the log entry. Each stage is a function from the last one's value to the
+    next; ``trace`` keeps what the log needs should a stage refuse the request.
+
+    ``is_test``: a "send test postback" (trilha.postbacks.trial), its conversion marked so."""
     started = time.perf_counter()
-    raw = received.raw
     trace = Trace(postback_id=new_id())
     try:
-        result = _process(conn, received, trace, replay, reads or SetupReads(), is_test)
+        result = _run(conn, received.raw, read_request(received), trace, replay, reads, is_test)
     except Rejected as exc:
+        trace.auth_failed = exc.auth_failed
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
     if trace.workspace_id is None:
         # No workspace's log to write it to: counted and sampled for the operator.
@@ -113,7 +150,7 @@ def receive_postback(
     elapsed_us = int((time.perf_counter() - started) * 1_000_000)
     write_log(
         conn,
-        raw,
+        received.raw,
         trace,
         result,
         processing_us=elapsed_us,
@@ -122,101 +159,39 @@ def receive_postback(
     return result
 
 
-def _process(
+def _run(
     conn: Connection,
-    received: Received,
+    raw: RawPostback,
+    request: Request,
     trace: Trace,
     replay: Replay | None,
-    reads: SetupReads,
+    reads: SetupReads | None,
     is_test: bool,
 ) -> Result:
-    raw = received.raw
+    reads = reads or SetupReads()
+    if request.token is not None:
+        trace.secrets.append(request.token)
+    workspace = identify_workspace(conn, request, replay, reads)
+    trace.at_workspace(workspace.id, workspace.currency, workspace.keeps_buyer_data)
+    trace.secrets.append(workspace.postback_token)
+    if request.problem is not None:
+        raise request.problem
+    trace.payload = request.payload
     try:
-        query = _query_tree(raw)
+        sender = choose_merchant(conn, workspace, request, reads)
     except Rejected:
-        # Still logged in its workspace when its token can be read: a platform's bad field
-        # must reach the log its user reads, not the operator's count of unmatched requests.
-        _identify_workspace(conn, raw, _token_only(raw), replay, trace, reads)
+        trace.note_unknown_secrets(request.payload, request.query)
         raise
-    workspace_id, currency = _identify_workspace(conn, raw, query, replay, trace, reads)
-    if raw.body_too_large:
-        raise Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
-    payload = merge_query(_body_tree(received), {k: v for k, v in query.items() if k != "token"})
-    trace.buyer_values = buyer_values(payload, ALL_FIELDS)
-    merchant, looked_up = _choose_merchant(conn, workspace_id, raw, query, payload, trace, reads)
-    trace.merchant_id = merchant.id
-    trace.platform = merchant.preset.name
-    if merchant.preset.reshape is not None:
-        payload = merchant.preset.reshape(payload)
-        trace.buyer_values = buyer_values(payload, ALL_FIELDS)
-    _note_secrets(trace, merchant, payload, query)
-    if not merchant.allows_ip(raw.source_ip):
-        raise Rejected(f"IP {raw.source_ip} is not in the merchant's allowlist", http_status=403)
-    if replay is None:
-        failure = check_secret(
-            merchant,
-            payload=payload,
-            headers=raw.header_map,
-            query={k: str(v) for k, v in query.items()},
-            body=raw.body,
-        )
-        if failure:
-            trace.auth_failed = True
-            # A body of another platform lacks the secret where this one puts it: say so.
-            misfit = misfit_reason(merchant, payload)
-            raise Rejected(f"{failure}; {misfit}" if misfit else failure, http_status=401)
-    names = reads.get(("event types", workspace_id), lambda: event_type_names(conn, workspace_id))
-    fields = _map(merchant, payload, names, trace)
-    trace.fields = fields
-    trace.click_id = fields.click_id
+    trace.at_merchant(sender.merchant, sender.payload, request.query)
+    check_sender(sender, request, replay)
+    fields = map_postback(conn, workspace, sender, reads, trace)
     if fields.status == IGNORE:
         return Result(Outcome.IGNORED, _ignored_reason(fields), event_type=fields.event_type)
-    if fields.click_id is None:
-        raise RuntimeError("the mapping let a counted event through without a click id")
-    attribution = (
-        looked_up
-        if looked_up is not None and looked_up.raw_click_id == fields.click_id
-        else find_click(conn, workspace_id, fields.click_id)
-    )
+    attribution = find_sale_click(conn, workspace, sender, fields)
     trace.campaign_id = attribution.campaign_id
-    reported = Reported(
-        event_type=fields.event_type,
-        status=Status(fields.status),
-        value=fields.value,
-        currency=fields.currency or currency,
-        txid=fields.txid,
-        buyer=read_buyer_hashes(payload, buyer_fields(merchant.preset.name)),
-        is_test=is_test,
-        occurred_at=fields.occurred_at,
-    )
-    return _record(conn, workspace_id, merchant, reported, attribution, trace, replay, currency)
-
-
-def _record(
-    conn: Connection,
-    workspace_id: str,
-    merchant: Merchant,
-    reported: Reported,
-    attribution: Attribution,
-    trace: Trace,
-    replay: Replay | None,
-    workspace_currency: str,
-) -> Result:
-    try:
-        recorded = record_conversion(
-            conn,
-            workspace_id=workspace_id,
-            merchant_id=merchant.id,
-            reported=reported,
-            attribution=attribution,
-            dedupe=Dedupe(merchant.dedupe_mode, timedelta(minutes=merchant.dedupe_window_minutes)),
-            postback_id=trace.postback_id,
-            actor="replay" if replay else "postback",
-            now=datetime.now(UTC),
-            workspace_currency=workspace_currency,
-        )
-    except AmountError as exc:
-        raise Rejected(str(exc)) from None
+    reported = protect_buyer(fields, sender, workspace, is_test)
+    recorded = record(conn, workspace, sender, reported, attribution, trace, replay)
+    enqueued = enqueue(conn, recorded, datetime.now(UTC))
     return Result(
         recorded.outcome,
         recorded.reason,
@@ -224,7 +199,165 @@ def _record(
         event_type=reported.event_type,
         status=recorded.status,
         details=recorded.details,
+        enqueued=enqueued,
     )
+
+
+def read_request(received: Received) -> Request:
+    """Stage 1: the query's and the body's fields, or the reason they cannot be read."""
+    raw = received.raw
+    try:
+        query = _query_tree(raw)
+    except Rejected as exc:
+        # Its token, if that alone can be read, still names the workspace to log it in.
+        return Request(raw, _token_only(raw), {}, {}, exc)
+    token = query.get("token")
+    fields = {k: v for k, v in query.items() if k != "token"}
+    problem = None
+    if raw.body_too_large:
+        problem = Rejected(f"the body is larger than {raw.body_limit} bytes", http_status=413)
+    elif isinstance(received.body, PayloadError):
+        problem = Rejected(str(received.body))
+    body = received.body if isinstance(received.body, dict) else {}
+    payload = merge_query(body, fields)
+    return Request(
+        raw, token if isinstance(token, str) and token else None, query, payload, problem
+    )
+
+
+def identify_workspace(
+    conn: Connection, request: Request, replay: Replay | None, reads: SetupReads
+) -> Workspace:
+    """Stage 2: the workspace, by its token, else by the custom tracking domain."""
+    token = request.token
+    if replay is not None:
+        row = conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id}).first()
+        if row is None:
+            raise Rejected("the workspace no longer exists")
+    elif token is not None:
+        row = reads.get(("token", token), lambda: _workspace_by_token(conn, token))
+        if row is None:
+            raise Rejected("unknown token", http_status=401)
+    else:
+        row = conn.execute(_WORKSPACE_BY_HOST, {"host": request.raw.host}).first()
+        if row is None:
+            raise Rejected(
+                "no workspace token, and the host is no custom tracking domain", http_status=401
+            )
+    return Workspace(row.id, row.currency, row.postback_token, row.keeps_buyer_data)
+
+
+def choose_merchant(
+    conn: Connection, workspace: Workspace, request: Request, reads: SetupReads
+) -> Sender:
+    """Stage 3: the merchant named in the URL, else the matched click's campaign's, else
+    generic; its fields reshaped as its preset says."""
+    merchant, looked_up = _merchant(conn, workspace.id, request, reads)
+    payload = request.payload
+    if merchant.preset.reshape is not None:
+        payload = merchant.preset.reshape(payload)
+    return Sender(merchant, payload, looked_up)
+
+
+def check_sender(sender: Sender, request: Request, replay: Replay | None) -> None:
+    """Stage 3, its end: the request comes from the merchant (its IP, its secret or signature);
+    a replayed request was checked when it first came."""
+    merchant, raw = sender.merchant, request.raw
+    if not merchant.allows_ip(raw.source_ip):
+        raise Rejected(f"IP {raw.source_ip} is not in the merchant's allowlist", http_status=403)
+    if replay is not None:
+        return
+    failure = check_secret(
+        merchant,
+        payload=sender.payload,
+        headers=raw.header_map,
+        query={k: str(v) for k, v in request.query.items()},
+        body=raw.body,
+    )
+    if failure:
+        # A body of another platform lacks the secret where this one puts it: say so.
+        misfit = misfit_reason(merchant, sender.payload)
+        reason = f"{failure}; {misfit}" if misfit else failure
+        raise Rejected(reason, http_status=401, auth_failed=True)
+
+
+def map_postback(
+    conn: Connection, workspace: Workspace, sender: Sender, reads: SetupReads, trace: Trace
+) -> Fields:
+    """Stage 4: the postback's fields in trilha's words."""
+    names = reads.get(("event types", workspace.id), lambda: event_type_names(conn, workspace.id))
+    try:
+        fields = map_fields(sender.merchant, sender.payload, event_types=names)
+    except MappingError as exc:
+        trace.read = exc.read
+        trace.click_id = exc.read.get("click_id")
+        raise Rejected(str(exc)) from None
+    trace.fields = fields
+    trace.click_id = fields.click_id
+    return fields
+
+
+def find_sale_click(
+    conn: Connection, workspace: Workspace, sender: Sender, fields: Fields
+) -> Attribution:
+    """Stage 4, its end: the click a counted event lands on (none: an orphan)."""
+    if fields.click_id is None:
+        raise RuntimeError("the mapping let a counted event through without a click id")
+    looked_up = sender.looked_up
+    if looked_up is not None and looked_up.raw_click_id == fields.click_id:
+        return looked_up
+    return find_click(conn, workspace.id, fields.click_id)
+
+
+def protect_buyer(fields: Fields, sender: Sender, workspace: Workspace, is_test: bool) -> Reported:
+    """Stage 5: the sale as a conversion keeps it, the buyer's e-mail and phone only hashed.
+    (The log masks the buyer's data itself: trilha.postbacks.log.)"""
+    return Reported(
+        event_type=fields.event_type,
+        status=Status(fields.status),
+        value=fields.value,
+        currency=fields.currency or workspace.currency,
+        txid=fields.txid,
+        buyer=read_buyer_hashes(sender.payload, buyer_fields(sender.merchant.preset.name)),
+        is_test=is_test,
+        occurred_at=fields.occurred_at,
+    )
+
+
+def record(
+    conn: Connection,
+    workspace: Workspace,
+    sender: Sender,
+    reported: Reported,
+    attribution: Attribution,
+    trace: Trace,
+    replay: Replay | None,
+) -> Recorded:
+    """Stage 6: the conversion recorded once, or its status changed."""
+    merchant = sender.merchant
+    try:
+        return record_conversion(
+            conn,
+            workspace_id=workspace.id,
+            merchant_id=merchant.id,
+            reported=reported,
+            attribution=attribution,
+            dedupe=Dedupe(merchant.dedupe_mode, timedelta(minutes=merchant.dedupe_window_minutes)),
+            postback_id=trace.postback_id,
+            actor="replay" if replay else "postback",
+            now=datetime.now(UTC),
+            workspace_currency=workspace.currency,
+        )
+    except AmountError as exc:
+        raise Rejected(str(exc)) from None
+
+
+def enqueue(conn: Connection, recorded: Recorded, now: datetime) -> int:
+    """Stage 7: the deliveries the change calls for, in the same transaction; how many."""
+    if recorded.change is None:
+        return 0
+    change = recorded.change
+    return enqueue_change(conn, change.conversion, status=change.status, now=now)
 
 
 def _query_tree(raw: RawPostback) -> Tree:
@@ -234,72 +367,25 @@ def _query_tree(raw: RawPostback) -> Tree:
         raise Rejected(f"query string: {exc}") from None
 
 
-def _token_only(raw: RawPostback) -> Tree:
+def _token_only(raw: RawPostback) -> str | None:
     """The token of a query string that is otherwise unusable.
 
     >>> from datetime import UTC, datetime
     >>> raw = RawPostback("GET", "/pb", "txid=T%00&token=abc", (), b"", "", "", datetime.now(UTC))
     >>> _token_only(raw)
-    {'token': 'abc'}
+    'abc'
     """
     tokens = [value for name, value in parse_qsl(raw.query) if name == "token"]
-    return {"token": tokens[0]} if len(tokens) == 1 and is_text(tokens[0]) else {}
+    return tokens[0] if len(tokens) == 1 and tokens[0] and is_text(tokens[0]) else None
 
 
-def _body_tree(received: Received) -> Tree:
-    if isinstance(received.body, PayloadError):
-        raise Rejected(str(received.body))
-    return received.body
-
-
-def _identify_workspace(
-    conn: Connection,
-    raw: RawPostback,
-    query: Tree,
-    replay: Replay | None,
-    trace: Trace,
-    reads: SetupReads,
-) -> tuple[str, str]:
-    """(workspace id, its currency), from the token, else from the custom tracking domain."""
-    token = query.get("token")
-    if replay is not None:
-        row = conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id}).first()
-    elif isinstance(token, str) and token:
-        trace.secrets.append(token)
-        row = reads.get(("token", token), lambda: _workspace_by_token(conn, token))
-        if row is None:
-            raise Rejected("unknown token", http_status=401)
-    else:
-        row = conn.execute(_WORKSPACE_BY_HOST, {"host": raw.host}).first()
-        if row is None:
-            raise Rejected(
-                "no workspace token, and the host is no custom tracking domain", http_status=401
-            )
-    if row is None:
-        raise Rejected("the workspace no longer exists")
-    trace.workspace_id = row.id
-    trace.keeps_buyer_data = row.keeps_buyer_data
-    trace.currency = row.currency
-    trace.secrets.append(row.postback_token)
-    return row.id, row.currency
-
-
-def _choose_merchant(
-    conn: Connection,
-    workspace_id: str,
-    raw: RawPostback,
-    query: Tree,
-    payload: Tree,
-    trace: Trace,
-    reads: SetupReads,
+def _merchant(
+    conn: Connection, workspace_id: str, request: Request, reads: SetupReads
 ) -> tuple[Merchant, Attribution | None]:
     """The merchant named in the URL, else the matched click's campaign's, else generic; and
-    the click the generic click id names, when it was looked up for that.
-
-    Without a merchant of the workspace, the sender may be any platform (a Hotmart webhook
-    pasted as /postback, or sent to a mistyped /pb/{key}): every preset's secret field is masked.
-    """
-    key = raw.merchant_key or (
+    the click the generic click id names, when it was looked up for that."""
+    query = request.query
+    key = request.raw.merchant_key or (
         query.get("merchant") if isinstance(query.get("merchant"), str) else None
     )
     if key:
@@ -308,11 +394,10 @@ def _choose_merchant(
             lambda: load_merchant(conn, workspace_id, key=str(key)),
         )
         if merchant is None:
-            _note_unknown_secrets(trace, payload, query)
             raise Rejected(f"unknown merchant {str(key)[:40]!r}; create it in the workspace first")
         return merchant, None
     looked_up = None
-    click_id = read_field(GENERIC, payload, "click_id")
+    click_id = read_field(GENERIC, request.payload, "click_id")
     if click_id:
         looked_up, merchant_id = find_click_and_merchant(conn, workspace_id, click_id)
         if merchant_id:
@@ -322,7 +407,6 @@ def _choose_merchant(
             )
             if found is not None:
                 return found, looked_up
-    _note_unknown_secrets(trace, payload, query)
     return GENERIC, looked_up
 
 
@@ -339,33 +423,3 @@ def _ignored_reason(fields: Fields) -> str:
         if value
     ]
     return f"the mapping does not count {', '.join(words) or 'this postback'}"
-
-
-def _map(merchant: Merchant, payload: Tree, event_types: frozenset[str], trace: Trace) -> Fields:
-    try:
-        return map_fields(merchant, payload, event_types=event_types)
-    except MappingError as exc:
-        trace.read = exc.read
-        trace.click_id = exc.read.get("click_id")
-        raise Rejected(str(exc)) from None
-
-
-def _note_secrets(trace: Trace, merchant: Merchant, payload: Tree, query: Tree) -> None:
-    """What the log masks for this merchant: its secret, and whatever the request sent where
-    a secret or signature goes (right or wrong), in the body, the query or a header (whose
-    value the log then masks wherever else it appears)."""
-    paths = (*merchant.paths("secret"), *merchant.preset.secret_names, "signature")
-    names = {path.lower() for path in paths}
-    if merchant.preset.auth is AuthKind.HMAC_SHA256_HEADER:
-        names.add(merchant.preset.auth_param.lower())
-    trace.secret_headers |= names
-    if merchant.secret:
-        trace.secrets.append(merchant.secret)
-    trace.secrets.extend(values_at(paths, payload, query))
-
-
-def _note_unknown_secrets(trace: Trace, payload: Tree, query: Tree) -> None:
-    """Without a merchant of the workspace the sender may be any platform: whatever sits in
-    any preset's secret field or header is masked."""
-    trace.secret_headers |= KNOWN_SECRET_HEADERS
-    trace.secrets.extend(values_at(KNOWN_SECRET_FIELDS, payload, query))

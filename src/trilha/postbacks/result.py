@@ -9,12 +9,14 @@ from trilha.conversions.outcome import Outcome
 
 
 class Rejected(Exception):
-    """Stops the pipeline with `invalid`; ``http_status`` is what the platform is answered."""
+    """Stops the pipeline with `invalid`; ``http_status`` is what the platform is answered;
+    ``auth_failed``: the request did not prove it comes from the merchant."""
 
-    def __init__(self, reason: str, *, http_status: int = 400) -> None:
+    def __init__(self, reason: str, *, http_status: int = 400, auth_failed: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.http_status = http_status
+        self.auth_failed = auth_failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,7 @@ class Result:
     postback_id: str | None = None
     platform: str | None = None  # the preset the postback was read with, once known
     details: dict[str, Any] = field(default_factory=dict)
+    enqueued: int = 0  # deliveries queued for destinations
 
     def answer(self) -> dict[str, Any]:
         body: dict[str, Any] = {"status": self.outcome.value}

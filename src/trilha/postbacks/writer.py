@@ -35,7 +35,9 @@ class PostbackWriter:
     def __init__(
         self, writer: BlockingWriter, *, on_commit: Callable[[], None] | None = None
     ) -> None:
-        """``on_commit``: called in the event loop after each batch commits."""
+        """``on_commit``: called in the event loop after a batch that queued deliveries
+        commits (the worker looks at the outbox at once; a batch that queued none need not
+        wake it)."""
         self._group: GroupCommit[Received, Result] = GroupCommit(
             Writer.POSTBACK, partial(_commit, writer, on_commit)
         )
@@ -59,7 +61,7 @@ async def _commit(
         return [_in_savepoint(conn, received, reads) for received in batch]
 
     results = await writer.transaction(write)
-    if on_commit is not None:
+    if on_commit is not None and any(isinstance(r, Result) and r.enqueued for r in results):
         on_commit()
     for result in results:
         if isinstance(result, Result):
