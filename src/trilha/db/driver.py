@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any, Protocol, cast
 
@@ -192,8 +192,33 @@ def insert_row(
     sql = _insert_sql(table, tuple(row), returning)
     if returning:
         return fetch_one(conn, sql, values)
+    deferred: dict[str, list[dict[str, Any]]] | None = conn.info.get(_DEFERRED)
+    if deferred is not None:
+        deferred.setdefault(sql, []).append(values)
+        return None
     execute(conn, sql, values)
     return None
+
+
+_DEFERRED = "trilha.deferred_inserts"
+
+
+@contextmanager
+def deferred_inserts(conn: Connection) -> Iterator[None]:
+    """Inside the block, ``insert_row`` keeps the rows it is given without ``returning`` and
+    inserts them when the block ends: one ``executemany`` per table and column set, which on
+    PostgreSQL sends them all in one round trip (psycopg's pipeline). Nothing inside the block
+    may read them back; an insert that fails shows when the block ends."""
+    deferred: dict[str, list[dict[str, Any]]] = {}
+    conn.info[_DEFERRED] = deferred
+    try:
+        yield
+    finally:
+        del conn.info[_DEFERRED]
+    if deferred:
+        cursor = driver_cursor(conn)
+        for sql, rows in deferred.items():
+            cursor.executemany(driver_sql(sql, conn.dialect.paramstyle), rows)
 
 
 @lru_cache(maxsize=32)

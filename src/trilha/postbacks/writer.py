@@ -1,14 +1,16 @@
 """Where a postback's transaction runs.
 
-Postbacks are stored by group commit (see trilha.group_commit) in a writer thread, each in a
-savepoint of its own: a postback that fails rolls back alone, and the others of its batch still
-commit. Each request is answered only after the commit that holds it. On SQLite that is the
-file's one writer thread, which clicks use too; on PostgreSQL postbacks have a writer thread and
-connection of their own, so that clicks never wait behind them.
+Postbacks are stored by group commit (see trilha.group_commit) in a writer thread, a batch in one
+transaction. Should one of them fail, the batch is rolled back and stored again, each postback in
+a savepoint of its own: the one that fails rolls back alone, and the others still commit. Each
+request is answered only after the commit that holds it. On SQLite that is the file's one writer
+thread, which clicks use too; on PostgreSQL postbacks have a writer thread and connection of
+their own, so that clicks never wait behind them.
 
 On PostgreSQL, batches in two worker processes could lock the same dedupe keys in opposite
-orders; PostgreSQL then aborts one of the two statements, and that postback alone rolls back to
-its savepoint and is answered 503, for the platform to send again.
+orders; PostgreSQL then aborts one of the two statements: the batch is stored again one by one,
+and a postback that still fails rolls back to its savepoint and is answered 503, for the
+platform to send again.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from functools import partial
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from trilha.db.driver import Cursor, driver_cursor
+from trilha.db.driver import Cursor, deferred_inserts, driver_cursor
 from trilha.errors import StorageUnavailable
 from trilha.group_commit import BlockingWriter, GroupCommit
 from trilha.metrics import Writer, count_postback
@@ -56,17 +58,45 @@ class PostbackWriter:
 async def _commit(
     writer: BlockingWriter, on_commit: Callable[[], None] | None, batch: list[Received]
 ) -> list[Result | Exception]:
-    def write(conn: Connection) -> list[Result | Exception]:
-        reads = SetupReads()
-        return [_in_savepoint(conn, received, reads) for received in batch]
-
-    results = await writer.transaction(write)
+    try:
+        results = await writer.transaction(lambda conn: _whole_batch(conn, batch))
+    except _BatchFailed as failed:
+        log.warning(
+            "postback writer: batch of %d failed (%s); storing its postbacks one by one",
+            len(batch),
+            type(failed.__cause__).__name__,
+        )
+        results = await writer.transaction(lambda conn: _one_by_one(conn, batch))
     if on_commit is not None and any(isinstance(r, Result) and r.enqueued for r in results):
         on_commit()
     for result in results:
         if isinstance(result, Result):
             count_postback(result.outcome, result.platform)
     return results
+
+
+class _BatchFailed(Exception):
+    """A postback of the batch failed: the batch is stored again, each in a savepoint."""
+
+
+def _whole_batch(conn: Connection, batch: list[Received]) -> list[Result | Exception]:
+    """The batch's postbacks one after the other, with no savepoint each, their status history
+    and log rows inserted together at the end: on PostgreSQL two round trips a postback instead
+    of six. Should one fail, its whole transaction rolls back and ``_one_by_one`` stores them
+    again, where a failure stays its postback's."""
+    reads = SetupReads()
+    try:
+        with deferred_inserts(conn):  # the status history's and the log's rows, at the end
+            return [receive_postback(conn, received, reads=reads) for received in batch]
+    except Exception as exc:  # any fault in one postback: found and kept to it by _one_by_one
+        if conn.invalidated:  # the database is gone: no point in trying each postback
+            raise
+        raise _BatchFailed from exc
+
+
+def _one_by_one(conn: Connection, batch: list[Received]) -> list[Result | Exception]:
+    reads = SetupReads()
+    return [_in_savepoint(conn, received, reads) for received in batch]
 
 
 def _in_savepoint(conn: Connection, received: Received, reads: SetupReads) -> Result | Exception:
