@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from uuid import uuid4
 
@@ -129,9 +130,7 @@ async def _campaign_paused_in_one_is_paused_in_all(
         await update_campaign(conn, workspace, campaign.id, now=_now(), status="paused")
 
     for base in servers:
-        await _within_bound(
-            lambda base=base: _location_is(http, f"{base}/r/{campaign.slug}", FALLBACK)
-        )
+        await _within_bound(partial(_location_is, http, f"{base}/r/{campaign.slug}", FALLBACK))
 
 
 async def _domain_verified_in_one_routes_in_all(
@@ -154,10 +153,9 @@ async def _domain_verified_in_one_routes_in_all(
         )
 
     for base in servers:
+        url = f"{base}/r/{campaign.slug}"
         await _within_bound(
-            lambda base=base: _location_is(
-                http, f"{base}/r/{campaign.slug}", "https://oferta.example.com/", host=HOST
-            )
+            partial(_location_is, http, url, "https://oferta.example.com/", host=HOST)
         )
 
 
@@ -180,7 +178,7 @@ async def _secret_rotated_in_one_is_refused_by_all(
                 "txid": txid,
             },
         )
-        return response.json()["status"] == "created"
+        return bool(response.json()["status"] == "created")
 
     for n, base in enumerate(servers):
         assert await accepted(base, OLD_SECRET, f"OLD{n}")
@@ -250,7 +248,7 @@ async def _orphan_is_attached_once(
 
     async def attached() -> bool:
         [conversion] = await fetch_all(db, conversions, workspace_id=workspace.id)
-        return conversion["click_id"] == click_id
+        return bool(conversion["click_id"] == click_id)
 
     # The processes look every ORPHAN_INTERVAL, the first time that long after they start.
     await _eventually(attached, timeout=ORPHAN_INTERVAL + BOUND)
