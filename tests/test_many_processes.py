@@ -32,9 +32,11 @@ from tests.postbacks.shop import make_merchant
 from tests.test_serve import free_port, trilha_serve
 from trilha.campaigns import update_campaign
 from trilha.db.engine import make_engine
+from trilha.db.migrate import MIGRATION_LOCK_KEY, migrate
 from trilha.db.schema import clicks, conversions, deliveries, domains
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
+from trilha.errors import MigrationLocked
 from trilha.maintenance import ORPHAN_INTERVAL
 from trilha.merchants import update_merchant
 from trilha.settings import Settings
@@ -82,6 +84,26 @@ async def test_processes_through_pgbouncer_agree(
             )
         finally:
             await db.dispose()
+
+
+def test_a_migration_through_pgbouncer_waits_for_the_lock_and_leaves_none_behind() -> None:
+    """The lock is the migration transaction's: through pgbouncer a session lock would stay on
+    whichever server connection took it, and the next migration would wait for it forever."""
+    with _postgres_database() as name, _pgbouncer(name) as pooled:
+        direct = f"host=127.0.0.1 user=postgres dbname={name}"
+        with psycopg.connect(direct, autocommit=True) as other:
+            other.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+            with pytest.raises(MigrationLocked, match="PostgreSQL backend"):
+                migrate(pooled, lock_wait=0.5, pooler="transaction")
+            other.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+
+            migrate(pooled, pooler="transaction")
+            migrate(pooled, lock_wait=0.5, pooler="transaction")  # finds the lock free again
+
+            held = other.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+            assert held.fetchone() == (0,)
+            version = other.execute("SELECT version_num FROM alembic_version").fetchone()
+            assert version is not None
 
 
 async def _agree(
