@@ -58,7 +58,7 @@ def _in_transaction(
     _migrate(settings)
 
     async def run() -> T:
-        engine = make_engine(settings.database_url)
+        engine = make_engine(settings.database_url, pooler=settings.database_pooler)
         try:
             async with (reading(engine) if reads_only else engine).begin() as conn:
                 return await work(conn)
@@ -72,7 +72,7 @@ def _migrate(settings: Settings) -> None:
     """Bring the schema up to date, logging (a wait for another process's migration) as the
     server does; TrilhaError → message, exit 1."""
     configure_logging(settings)
-    _fail_cleanly(lambda: migrate(settings.database_url))
+    _fail_cleanly(lambda: migrate(settings.database_url, pooler=settings.database_pooler))
 
 
 def _run(work: Coroutine[object, object, T]) -> T:
@@ -199,7 +199,11 @@ def worker(
 
 async def run_worker(settings: Settings) -> None:
     """One delivery worker until SIGTERM or SIGINT, then the sends in flight finish."""
-    engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+    engine = make_engine(
+        settings.database_url,
+        sqlite_synchronous=settings.sqlite_synchronous,
+        pooler=settings.database_pooler,
+    )
     deliveries = DeliveryWorker(engine, settings)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

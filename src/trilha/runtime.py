@@ -38,7 +38,11 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
-        engine = make_engine(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+        engine = make_engine(
+            settings.database_url,
+            sqlite_synchronous=settings.sqlite_synchronous,
+            pooler=settings.database_pooler,
+        )
         writer = BlockingWriter(engine)
         postback_writer = writer if is_sqlite(engine) else BlockingWriter(engine)
         deliveries = DeliveryWorker(engine, settings) if settings.delivery_worker else None

@@ -20,6 +20,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TRILHA_", env_file=".env", frozen=True)
 
     database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL of the database.")
+    database_pooler: Literal["none", "transaction"] = Field(
+        "none",
+        description="`transaction` when TRILHA_DATABASE_URL goes through a pooler in transaction "
+        "mode (pgbouncer's pool_mode=transaction).",
+    )
     host: str = Field("127.0.0.1", description="Address `trilha serve` listens on.")
     port: int = Field(8000, ge=1, le=65535, description="Port `trilha serve` listens on.")
     workers: int = Field(1, ge=1, le=64, description="Server processes `trilha serve` starts.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
 from sqlalchemy import Engine, create_engine, event, text
@@ -16,6 +16,11 @@ READS_ONLY = "trilha_reads_only"
 
 # The synchronous mode each SQLite engine was made with, for its blocking twin.
 _sqlite_synchronous: WeakKeyDictionary[Engine, str] = WeakKeyDictionary()
+# The driver's connect arguments each PostgreSQL engine was made with, for its blocking twin.
+_connect_args: WeakKeyDictionary[Engine, dict[str, Any]] = WeakKeyDictionary()
+
+# What TRILHA_DATABASE_POOLER may say sits between trilha and PostgreSQL.
+Pooler = Literal["none", "transaction"]
 
 
 def async_url(url: str) -> str:
@@ -48,16 +53,37 @@ def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> AsyncEngine:
+def postgres_connect_args(pooler: Pooler) -> dict[str, Any]:
+    """psycopg's arguments for a connection that may go through ``pooler``. In transaction mode
+    (pgbouncer's pool_mode=transaction) consecutive transactions may run on different server
+    connections, so a statement psycopg prepared on one is unknown to the next: prepare none.
+
+    >>> postgres_connect_args("transaction")
+    {'prepare_threshold': None}
+    """
+    return {"prepare_threshold": None} if pooler == "transaction" else {}
+
+
+def make_engine(
+    url: str, *, sqlite_synchronous: str = "FULL", pooler: Pooler = "none"
+) -> AsyncEngine:
     url = async_url(url)
     if make_url(url).get_backend_name() == "sqlite":
         engine = create_async_engine(url, pool_size=4, max_overflow=4, hide_parameters=True)
         _configure_sqlite(engine.sync_engine, sqlite_synchronous)
         _sqlite_synchronous[engine.sync_engine] = sqlite_synchronous
         return engine
-    return create_async_engine(
-        url, pool_size=10, max_overflow=10, pool_pre_ping=True, hide_parameters=True
+    connect_args = postgres_connect_args(pooler)
+    engine = create_async_engine(
+        url,
+        pool_size=10,
+        max_overflow=10,
+        pool_pre_ping=True,
+        hide_parameters=True,
+        connect_args=connect_args,
     )
+    _connect_args[engine.sync_engine] = connect_args
+    return engine
 
 
 def reading(engine: AsyncEngine) -> AsyncEngine:
@@ -100,7 +126,12 @@ def blocking_engine(engine: AsyncEngine) -> Engine:
     url = sync_url(engine.url.render_as_string(hide_password=False))
     if not is_sqlite(engine):
         return create_engine(
-            url, pool_size=1, max_overflow=0, pool_pre_ping=True, hide_parameters=True
+            url,
+            pool_size=1,
+            max_overflow=0,
+            pool_pre_ping=True,
+            hide_parameters=True,
+            connect_args=_connect_args.get(engine.sync_engine, {}),
         )
     twin = create_engine(url, pool_size=1, max_overflow=0, hide_parameters=True)
     _configure_sqlite(twin, _sqlite_synchronous.get(engine.sync_engine, "FULL"))

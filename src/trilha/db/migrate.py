@@ -17,9 +17,9 @@ import structlog
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, create_engine, text
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, make_url
 
-from trilha.db.engine import sync_url
+from trilha.db.engine import Pooler, postgres_connect_args, sync_url
 from trilha.errors import MigrationLocked
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -42,18 +42,31 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def migrate(url: str, revision: str = "head", *, lock_wait: float = LOCK_WAIT) -> None:
+def migrate(
+    url: str, revision: str = "head", *, lock_wait: float = LOCK_WAIT, pooler: Pooler = "none"
+) -> None:
     """Upgrade the database at ``url`` to ``revision``, creating the SQLite file if needed.
 
     Alembic reads the version table only once this process holds the migration lock, so a
     process that waited for another's migration finds nothing left to do. MigrationLocked
-    after ``lock_wait`` seconds of waiting."""
+    after ``lock_wait`` seconds of waiting. Through a ``pooler`` in transaction mode a session
+    outlives no transaction, so the lock is the migration transaction's own."""
     config = alembic_config(url)
-    engine = create_engine(config.attributes["url"], hide_parameters=True)
+    sync = make_url(config.attributes["url"])
+    postgres = sync.get_backend_name() == "postgresql"
+    engine = create_engine(
+        sync, hide_parameters=True, connect_args=postgres_connect_args(pooler) if postgres else {}
+    )
     try:
-        with engine.connect() as conn, migration_lock(conn, wait=lock_wait), conn.begin():
+        with engine.connect() as conn:
             config.attributes["connection"] = conn
-            command.upgrade(config, revision)
+            if pooler == "transaction" and postgres:
+                _begin_holding_lock(conn, wait=lock_wait)
+                command.upgrade(config, revision)
+                conn.commit()  # and so lets go of the lock
+            else:
+                with migration_lock(conn, wait=lock_wait), conn.begin():
+                    command.upgrade(config, revision)
     finally:
         engine.dispose()
 
@@ -101,6 +114,22 @@ def _advisory_lock(conn: Connection, *, wait: float) -> Iterator[None]:
     finally:
         conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
         conn.commit()
+
+
+def _begin_holding_lock(conn: Connection, *, wait: float) -> None:
+    """Begin a transaction holding the migration lock until it ends (through a pooler in
+    transaction mode, the one server session trilha is sure to keep is its transaction's)."""
+
+    def take() -> bool:
+        conn.begin()
+        taken = conn.execute(
+            text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+        ).scalar_one()
+        if not taken:
+            conn.rollback()  # wait outside any transaction
+        return bool(taken)
+
+    _wait_for(take, lambda: _advisory_lock_holder(conn), wait=wait)
 
 
 def _advisory_lock_holder(conn: Connection) -> str:
