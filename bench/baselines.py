@@ -16,10 +16,14 @@ import asyncio
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
 from urllib.parse import parse_qsl
 
+import psycopg
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -321,12 +325,15 @@ async def sqlite_narrow_app(scope: Scope, receive: Receive, send: Send) -> None:
 
 # --- the bare postback store ------------------------------------------------------------------
 # ``postback_store_app``: the raw ASGI function storing each postback of bench/postback.py with
-# Python's sqlite3 alone, as trilha's SQLite writer does (group-committed in a thread, each
-# postback in a savepoint, the answer after the commit), into a migrated trilha database seeded
-# as trilha's is: the workspace by its token, the click, the conversion (its dedupe key UNIQUE),
-# its first status-history row, the outbox's look at the workspace's active destinations (once a
-# batch, as trilha reads them) and the log entry with the request (token masked). No merchant,
-# mapping, event types or anything else of trilha's pipeline: the floor of a durable postback.
+# Python's sqlite3 alone (group-committed in a thread, the answer after the commit) into a
+# migrated trilha database seeded as trilha's is: for each postback, in a savepoint of its own,
+# the workspace by its token, the click, the conversion (its dedupe key UNIQUE), its first
+# status-history row and the log entry with the request (token masked); and once a batch the
+# outbox's look at the workspace's active destinations. No merchant, mapping, event types or
+# anything else of trilha's pipeline: the floor of a durable postback, as the issue set it.
+# ``postback_store_batched_app`` stores the same rows the way trilha's writer now does: no
+# savepoint each, the workspace once a batch, and the history rows and log entries of the batch
+# in one executemany each at its end; on PostgreSQL (BENCH_POSTGRES_URL) through psycopg.
 
 _TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 _CONVERSION_SQL = (
@@ -355,19 +362,30 @@ _DESTINATIONS_SQL = (
 
 
 class _PostbackStore(_Store):
+    batched = False  # a savepoint and every statement for each postback
+
     def write(self, requests: list[tuple[str, str, str]]) -> list[str]:
         """requests: (query, headers as JSON, ip); the answer to each, once committed."""
         now = datetime.now(UTC).strftime(_TIME_FORMAT)
         answers = []
         self.db.execute("BEGIN IMMEDIATE")
-        outbox_read = False
+        workspaces: dict[str, tuple[str, str]] = {}  # by token, batched: read once a batch
+        history: list[tuple[str, ...]] = []
+        entries: list[tuple[str, ...]] = []
         for query, headers, ip in requests:
-            self.db.execute("SAVEPOINT postback")
+            if not self.batched:
+                self.db.execute("SAVEPOINT postback")
             fields = dict(parse_qsl(query))
             token = fields.pop("token", "")
-            workspace_id, currency = self.db.execute(
-                "SELECT id, currency FROM workspaces WHERE postback_token = ?", (token,)
-            ).fetchone()
+            if token not in workspaces or not self.batched:
+                found = self.db.execute(
+                    "SELECT id, currency FROM workspaces WHERE postback_token = ?", (token,)
+                ).fetchone()
+                if token not in workspaces:
+                    # The outbox: which destinations want its sales (none here), once a batch.
+                    self.db.execute(_DESTINATIONS_SQL, (found[0],)).fetchall()
+                workspaces[token] = found
+            workspace_id, currency = workspaces[token]
             click_id = fields["click_id"]
             campaign_id, source_id = self.db.execute(
                 "SELECT campaign_id, source_id FROM clicks WHERE workspace_id = ? AND id = ?",
@@ -393,14 +411,8 @@ class _PostbackStore(_Store):
                     now,
                 ),
             ).fetchone()
-            self.db.execute(
-                _HISTORY_SQL, (new_id(), conversion_id, fields["status"], postback_id, now)
-            )
-            if not outbox_read:  # the outbox: which destinations want it (none here), a batch
-                self.db.execute(_DESTINATIONS_SQL, (workspace_id,)).fetchall()
-                outbox_read = True
-            self.db.execute(
-                _LOG_SQL,
+            history.append((new_id(), conversion_id, fields["status"], postback_id, now))
+            entries.append(
                 (
                     postback_id,
                     workspace_id,
@@ -416,9 +428,12 @@ class _PostbackStore(_Store):
                     fields["status"],
                     fields["value"],
                     currency,
-                ),
+                )
             )
-            self.db.execute("RELEASE postback")
+            if not self.batched:
+                self.db.execute(_HISTORY_SQL, history.pop())
+                self.db.execute(_LOG_SQL, entries.pop())
+                self.db.execute("RELEASE postback")
             answers.append(
                 json.dumps(
                     {
@@ -430,16 +445,71 @@ class _PostbackStore(_Store):
                     }
                 )
             )
+        if self.batched:  # the batch's history and log rows together, as trilha's writer
+            self.db.executemany(_HISTORY_SQL, history)
+            self.db.executemany(_LOG_SQL, entries)
         self.db.execute("COMMIT")
         return answers
+
+
+class _Psycopg:
+    """psycopg's connection taking the SQLite store's statements: ``?`` markers, SQLite's
+    BEGIN, 0 for false."""
+
+    def __init__(self, url: str) -> None:
+        self.conn = psycopg.connect(url, autocommit=True)
+
+    def execute(self, sql: str, parameters: Sequence[object] = ()) -> psycopg.Cursor[Any]:
+        return self.conn.execute(_postgres_sql(sql), parameters)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(_postgres_sql(sql), rows)
+
+
+@lru_cache(maxsize=32)
+def _postgres_sql(sql: str) -> str:
+    sql = sql.replace("BEGIN IMMEDIATE", "BEGIN").replace("?", "%s")
+    return sql.replace("'', 0, %s, 0, 'created'", "'', FALSE, %s, FALSE, 'created'")
+
+
+class _BatchedPostbackStore(_PostbackStore):
+    batched = True
+
+
+class _PostgresPostbackStore(_BatchedPostbackStore):
+    """The same postback store on PostgreSQL, through psycopg: one connection in a thread, as
+    trilha's writer."""
+
+    def __init__(self, url: str) -> None:  # SQLite's set-up (_Store's) does not apply
+        self.db = _Psycopg(url)  # type: ignore[assignment]
+        self.workspace_id, self.campaign_id = self.db.execute(
+            "SELECT workspace_id, id FROM campaigns WHERE slug = 'bench'"
+        ).fetchone()
+        self.pending = []
+        self.batch = None
+        self.wakeup = asyncio.Event()
+        self.thread = ThreadPoolExecutor(1)
 
 
 _postbacks: list[_PostbackStore] = []
 
 
 async def postback_store_app(scope: Scope, receive: Receive, send: Send) -> None:
+    await _postback_store(_PostbackStore, scope, receive, send)
+
+
+async def postback_store_batched_app(scope: Scope, receive: Receive, send: Send) -> None:
+    await _postback_store(_BatchedPostbackStore, scope, receive, send)
+
+
+async def _postback_store(
+    kind: type[_PostbackStore], scope: Scope, receive: Receive, send: Send
+) -> None:
     if scope["type"] == "lifespan":
-        _postbacks.append(_PostbackStore(os.environ["BENCH_SQLITE_DB"]))
+        postgres = os.environ.get("BENCH_POSTGRES_URL")
+        store = _PostgresPostbackStore(postgres) if postgres else None
+        _postbacks.append(store or kind(os.environ["BENCH_SQLITE_DB"]))
         await _store_lifespan(_postbacks[0], receive, send)
         return
     headers = json.dumps([[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]])

@@ -360,9 +360,16 @@ def start_target(
             str(ROOT),
             target.app,
         ]
-        env = (
-            clean_env() if url is None else clean_env(BENCH_SQLITE_DB=make_url(url).database or "")
-        )
+        if url is None:
+            env = clean_env()
+        elif target.database == "postgres":  # the driver's own URL, without SQLAlchemy's +psycopg
+            env = clean_env(
+                BENCH_POSTGRES_URL=make_url(url)
+                .set(drivername="postgresql")
+                .render_as_string(hide_password=False)
+            )
+        else:
+            env = clean_env(BENCH_SQLITE_DB=make_url(url).database or "")
         return stack.enter_context(server(command, port=port, cwd=ROOT, env=env, log=log))
     assert url is not None
     env = clean_env(

@@ -13,8 +13,14 @@ measured run. The targets:
 - ``asgi``: a bare ASGI function answering the same JSON, on granian, the floor of Python;
 - ``postback-store``: the bare function storing each postback with Python's sqlite3 alone (the
   workspace by token, the click, the conversion, its first history row and the log entry, each
-  postback in a savepoint, group-committed in a thread) into a database seeded as trilha's: the
-  floor of a durable postback on SQLite (diagnostic);
+  postback in a savepoint; the outbox's destinations once a batch; group-committed in a thread)
+  into a database seeded as trilha's: the floor of a durable postback on SQLite, as the issue
+  set it;
+- ``postback-store-batched``: the same rows stored as trilha's writer now stores them (no
+  savepoint each, the workspace once a batch, the batch's history rows and log entries in one
+  executemany each at its end): the floor of trilha's own statements (diagnostic);
+- ``postback-store-postgres``: ``postback-store-batched`` on a fresh PostgreSQL database,
+  through psycopg (one connection in the writer thread, as trilha's): the floor on PostgreSQL;
 - ``trilha-sqlite-full`` / ``trilha-sqlite-normal``: ``trilha serve`` (granian, ASGI, 1 worker)
   on a fresh, migrated SQLite file with ``synchronous=FULL`` (the default) or ``NORMAL``;
 - ``trilha-postgres``: ``trilha serve`` on a fresh PostgreSQL database, dropped afterwards.
@@ -93,15 +99,33 @@ end
 """)
 
 TARGETS = harness.targets(
-    Target("postback-store", "granian", app="bench.baselines:postback_store_app", database="sqlite")
+    Target(
+        "postback-store", "granian", app="bench.baselines:postback_store_app", database="sqlite"
+    ),
+    Target(
+        "postback-store-batched",
+        "granian",
+        app="bench.baselines:postback_store_batched_app",
+        database="sqlite",
+    ),
+    Target(
+        "postback-store-postgres",
+        "granian",
+        app="bench.baselines:postback_store_batched_app",
+        database="postgres",
+    ),
 )
 
 # (trilha target, baseline, the least trilha/baseline the issue asks for)
 GOALS = (
     ("trilha-sqlite-full", "nginx", 0.08),
     ("trilha-sqlite-full", "starlette", 0.5),
-    ("trilha-sqlite-full", "postback-store", None),
+    ("trilha-sqlite-full", "postback-store", 0.6),
     ("postback-store", "starlette", None),
+    ("trilha-postgres", "trilha-sqlite-full", 0.6),
+    ("trilha-sqlite-full", "postback-store-batched", None),
+    ("trilha-postgres", "postback-store-postgres", None),
+    ("postback-store-postgres", "postback-store-batched", None),
     ("trilha-sqlite-normal", "nginx", 0.08),
     ("trilha-sqlite-normal", "starlette", 0.5),
     ("trilha-postgres", "nginx", None),

@@ -70,13 +70,14 @@ TARGETS = harness.targets(
 GOALS = (
     ("trilha-sqlite-full", "nginx", 0.15),
     ("trilha-sqlite-full", "starlette", 0.8),
-    ("trilha-sqlite-full", "sqlite-store", None),
+    ("trilha-sqlite-full", "sqlite-store", 0.75),
     ("sqlite-narrow", "starlette", None),
     ("sqlite-store", "starlette", None),
     ("trilha-sqlite-normal", "nginx", 0.15),
     ("trilha-sqlite-normal", "starlette", 0.8),
     ("trilha-postgres", "nginx", 0.1),
     ("trilha-postgres", "starlette", None),
+    ("trilha-postgres", "trilha-sqlite-full", 0.85),
 )
 HEADERS = {"User-Agent": USER_AGENT}
 
