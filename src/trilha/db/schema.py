@@ -245,7 +245,8 @@ campaigns = Table(
     Index("ix_campaigns_workspace", "workspace_id"),
 )
 
-# Click ids sort by time in byte order, so PostgreSQL compares them with the "C" collation.
+# Click ids sort by time in byte order, so PostgreSQL compares them with the "C" collation. On
+# PostgreSQL the table has a partition a month by id (trilha.db.partitions), which lists them.
 clicks = Table(
     "clicks",
     metadata,
@@ -275,6 +276,7 @@ clicks = Table(
     Index("ix_clicks_workspace_time", "workspace_id", "created_at"),
     Index("ix_clicks_campaign_time", "campaign_id", "created_at"),
     Index("ix_clicks_visitor", "visitor_key", "created_at"),
+    postgresql_partition_by="RANGE (id)",
 )
 
 # What a workspace counts: built-in types (LEAD, SALE, ...) are created with the workspace.
