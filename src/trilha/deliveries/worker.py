@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.db.batches import purge_in_batches
 from trilha.db.engine import reading
+from trilha.db.partitions import ensure_partitions
 from trilha.deliveries import tiktok
 from trilha.deliveries.build import Endpoints, build_request
 from trilha.deliveries.claims import Fairness, any_due, claim_due
@@ -177,8 +178,19 @@ class DeliveryWorker:
                     return await purge_attempts(conn, older_than=now - retention, limit=limit)
 
                 await purge_in_batches(self._engine, attempts)
+                await self._partitions_ahead(now)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("delivery upkeep failed: %s", type(exc).__name__)
+
+    async def _partitions_ahead(self, now: datetime) -> None:
+        """On PostgreSQL, the partitions clicks will need in the coming months (at start, then
+        hourly: a month's is there long before its first click)."""
+        if self._engine.dialect.name != "postgresql":
+            return
+        async with self._engine.begin() as conn:
+            created = await conn.run_sync(ensure_partitions, now=now)
+        if created:
+            log.info("created click partitions %s", ", ".join(created))
 
     async def deliver(self, client: httpx.AsyncClient, job: Job) -> None:
         """Send one claimed delivery; the attempt is recorded with the next claim."""
