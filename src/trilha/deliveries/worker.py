@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.db.batches import purge_in_batches
 from trilha.db.engine import reading
-from trilha.db.partitions import ensure_partitions
+from trilha.db.partitions import ensure_partitions, validate_references
 from trilha.deliveries import tiktok
 from trilha.deliveries.build import Endpoints, build_request
 from trilha.deliveries.claims import Fairness, any_due, claim_due
@@ -191,6 +191,8 @@ class DeliveryWorker:
             created = await conn.run_sync(ensure_partitions, now=now)
         if created:
             log.info("created click partitions %s", ", ".join(created))
+            async with self._engine.begin() as conn:  # if clicks moved in from the default
+                await conn.run_sync(validate_references)
 
     async def deliver(self, client: httpx.AsyncClient, job: Job) -> None:
         """Send one claimed delivery; the attempt is recorded with the next claim."""
