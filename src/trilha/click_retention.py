@@ -73,15 +73,12 @@ async def purge_old_clicks(engine: AsyncEngine, *, older_than: datetime) -> int:
 
 async def drop_expired_partitions(engine: AsyncEngine, *, older_than: datetime) -> None:
     """Each month past retention in a transaction of its own, then the lifted reference checked
-    again in another."""
-    dropped = False
+    again in another (each time: a check that failed is tried again the next hour)."""
     while True:
         async with engine.begin() as conn:
             names = await conn.run_sync(drop_expired_months, older_than=older_than)
         if not names:
             break
-        dropped = True
         log.info("dropped the clicks of %s, past retention, but for the converted ones", *names)
-    if dropped:
-        async with engine.begin() as conn:
-            await conn.run_sync(validate_references)
+    async with engine.begin() as conn:
+        await conn.run_sync(validate_references)
