@@ -16,29 +16,32 @@ from uuid import uuid4
 import httpx
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.conftest import _admin
-from tests.deliveries.conftest import eventually
-from tests.factories import fetch_all, make_campaign
+from tests.deliveries.conftest import click_on, eventually, make_destination, report
+from tests.factories import fetch_all, make_campaign, make_workspace
 from tests.test_retention import RETENTION, clicks_aged, rollup_clicks
 from tests.web.callers import make_owner
 from tests.web.sales import click, postback
 from trilha.click_retention import purge_old_clicks
 from trilha.db.migrate import alembic_config, migrate
 from trilha.db.partitions import (
-    CLICK_REFERENCE,
-    DEFAULT,
+    ATTEMPTS,
+    CLICKS,
     Month,
     create_partition,
     ensure_partitions,
     months,
     validate_references,
 )
-from trilha.db.schema import clicks, conversions
-from trilha.deliveries.worker import DeliveryWorker
+from trilha.db.schema import clicks, conversions, deliveries, delivery_attempts
+from trilha.deliveries.destinations import Spec
+from trilha.deliveries.kinds import Kind
+from trilha.deliveries.worker import DeliveryWorker, drop_expired_attempts
+from trilha.ids import RANDOM_ID_CHARS, click_ids_from, random_base62
 from trilha.settings import Settings
 
 ADMIN_URL = os.environ.get(
@@ -66,7 +69,7 @@ async def one(db: AsyncEngine, sql: str, **params: Any) -> Any:
 
 async def month_names(db: AsyncEngine) -> set[str]:
     async with db.connect() as conn:
-        return {month.name for month in await conn.run_sync(months)}
+        return {CLICKS.partition(month) for month in await conn.run_sync(months, CLICKS)}
 
 
 async def partition_of(db: AsyncEngine, click_id: str) -> str:
@@ -82,7 +85,7 @@ async def reference_checked(db: AsyncEngine) -> bool:
         db,
         "SELECT convalidated FROM pg_constraint WHERE conname = :name AND conparentid = 0"
         " AND confdeltype = 'n' AND confrelid = 'clicks'::regclass",
-        name=CLICK_REFERENCE,
+        name="fk_conversions_click_id_clicks",
     )
     return checked
 
@@ -90,8 +93,10 @@ async def reference_checked(db: AsyncEngine) -> bool:
 async def drop_months(db: AsyncEngine, *drop: Month) -> None:
     async with db.begin() as conn:
         for month in drop:
-            await conn.execute(text(f"ALTER TABLE clicks DETACH PARTITION {month.name}"))
-            await conn.execute(text(f"DROP TABLE {month.name}"))
+            await conn.execute(
+                text(f"ALTER TABLE clicks DETACH PARTITION {CLICKS.partition(month)}")
+            )
+            await conn.execute(text(f"DROP TABLE {CLICKS.partition(month)}"))
 
 
 def downgrade(url: str, revision: str) -> None:
@@ -124,10 +129,10 @@ async def test_the_migration_partitions_a_populated_table_by_month(
     now, then = Month.of(datetime.now(UTC)), Month.of(datetime.now(UTC) - timedelta(days=70))
     wanted, month = set(), then
     while month != now.next().next().next():
-        wanted.add(month.name)
+        wanted.add(CLICKS.partition(month))
         month = month.next()
     assert await month_names(db) == wanted
-    assert {await partition_of(db, click_id) for click_id in old} == {then.name}
+    assert {await partition_of(db, click_id) for click_id in old} == {CLICKS.partition(then)}
     [conversion] = await fetch_all(db, conversions)
     assert conversion["click_id"] == old[0]
     assert await reference_checked(db)
@@ -139,8 +144,8 @@ async def test_the_migration_partitions_a_populated_table_by_month(
                 )
             ).scalars()
         )
-    scanned = {name for name in wanted | {DEFAULT} if name in plan}
-    assert scanned == {then.name}, plan
+    scanned = {name for name in wanted | {CLICKS.default} if name in plan}
+    assert scanned == {CLICKS.partition(then)}, plan
 
 
 async def test_the_worker_creates_this_month_and_the_two_after(
@@ -149,12 +154,15 @@ async def test_the_worker_creates_this_month_and_the_two_after(
     this = Month.of(datetime.now(UTC))
     ahead = [this.next(), this.next().next()]
     await drop_months(db, *ahead)
-    assert await month_names(db) == {this.name}
+    assert await month_names(db) == {CLICKS.partition(this)}
     worker = DeliveryWorker(db, settings)
     worker.start()
 
     async def created() -> bool:
-        return await month_names(db) == {this.name, *(month.name for month in ahead)}
+        return await month_names(db) == {
+            CLICKS.partition(this),
+            *(CLICKS.partition(month) for month in ahead),
+        }
 
     try:
         await eventually(created)
@@ -173,11 +181,11 @@ async def test_a_click_no_month_covers_lands_in_the_default_partition_then_moves
     sold = await postback(client, workspace, click_id=click_id, txid="T1", payout="97,00")
 
     assert sold["status"] == "created", sold
-    assert await partition_of(db, click_id) == DEFAULT
+    assert await partition_of(db, click_id) == CLICKS.default
     async with db.begin() as conn:
         created = await conn.run_sync(ensure_partitions, now=datetime.now(UTC))
-    assert created == [this.name]
-    assert await partition_of(db, click_id) == this.name
+    assert created == [CLICKS.partition(this)]
+    assert await partition_of(db, click_id) == CLICKS.partition(this)
     [conversion] = await fetch_all(db, conversions)
     assert conversion["click_id"] == click_id
     async with db.begin() as conn:
@@ -192,21 +200,58 @@ async def test_retention_drops_a_past_month_whole_but_its_converted_clicks(
     campaign = await make_campaign(db, workspace)
     past = Month.of(datetime.now(UTC) - timedelta(days=75))
     async with db.begin() as conn:
-        await conn.run_sync(create_partition, past)
+        await conn.run_sync(create_partition, CLICKS, past)
     old = await clicks_aged(client, db, workspace, campaign, count=4, age=timedelta(days=75))
     new = await clicks_aged(client, db, workspace, campaign, count=2, age=timedelta(0))
     sold = await postback(client, workspace, click_id=old[0], txid="T1", payout="97,00")
     assert sold["status"] == "created", sold
-    assert {await partition_of(db, click_id) for click_id in old} == {past.name}
+    assert {await partition_of(db, click_id) for click_id in old} == {CLICKS.partition(past)}
     before = await rollup_clicks(db)
 
     purged = await purge_old_clicks(db, older_than=datetime.now(UTC) - RETENTION)
 
     assert purged == 0  # no batch needed: the month went whole
-    assert past.name not in await month_names(db)
+    assert CLICKS.partition(past) not in await month_names(db)
     assert {row["id"] for row in await fetch_all(db, clicks)} == {old[0], *new}
-    assert await partition_of(db, old[0]) == DEFAULT
+    assert await partition_of(db, old[0]) == CLICKS.default
     [conversion] = await fetch_all(db, conversions)
     assert conversion["click_id"] == old[0]
     assert await reference_checked(db)
     assert await rollup_clicks(db) == before == (6, 6)
+
+
+async def test_the_worker_drops_a_past_month_of_delivery_attempts_whole(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
+    workspace = await make_workspace(db)
+    spec = Spec("Tracker", Kind.POSTBACK, "http://127.0.0.1:9/pb?c={conversion_id}")
+    local = settings.model_copy(update={"delivery_allow_private": True})
+    await make_destination(db, workspace, spec, settings=local)
+    sale = await click_on(client, db, workspace)
+    await report(client, workspace, sale["id"])
+    [delivery] = await fetch_all(db, deliveries)
+    retention = timedelta(days=settings.delivery_attempt_retention_days)
+    past = Month.of(datetime.now(UTC) - retention - timedelta(days=40))
+    async with db.begin() as conn:
+        await conn.run_sync(create_partition, ATTEMPTS, past)
+        for n in range(3):
+            at = past.start + timedelta(days=n)
+            await conn.execute(
+                insert(delivery_attempts).values(
+                    id=click_ids_from(at) + random_base62(RANDOM_ID_CHARS),
+                    delivery_id=delivery["id"],
+                    started_at=at,
+                    request="GET /pb",
+                    latency_ms=5,
+                    response="",
+                    error="",
+                    outcome="sent",
+                )
+            )
+
+    await drop_expired_attempts(db, older_than=datetime.now(UTC) - retention)
+
+    async with db.connect() as conn:
+        assert past not in await conn.run_sync(months, ATTEMPTS)
+    left = {row["started_at"] for row in await fetch_all(db, delivery_attempts)}
+    assert not {at for at in left if at < past.next().start}

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.db.engine import SQLITE_BUSY_TIMEOUT_MS, sync_url
 from trilha.db.migrate import alembic_config
+from trilha.db.partitions import is_partition
 from trilha.errors import TrilhaError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -211,9 +212,12 @@ def _pg_run(tool: str, database: Database, *args: str) -> None:
 
 # pg_restore --clean drops each partition's primary key before the partitioned table's, which
 # PostgreSQL refuses (the partition's belongs to the table's); the partitions go with the table.
-_PARTITION_KEY_DROP = re.compile(
-    rb"ALTER TABLE IF EXISTS ONLY public\.(clicks_default|clicks_\d{4}_\d{2}) DROP CONSTRAINT "
-)
+_CONSTRAINT_DROP = re.compile(rb"ALTER TABLE IF EXISTS ONLY public\.(\w+) DROP CONSTRAINT ")
+
+
+def _drops_a_partition_key(line: bytes) -> bool:
+    found = _CONSTRAINT_DROP.match(line)
+    return found is not None and is_partition(found[1].decode())
 
 
 def _pg_restore_replacing(database: Database, file: Path) -> None:
@@ -237,7 +241,7 @@ def _pg_restore_replacing(database: Database, file: Path) -> None:
             raise TrilhaError("pg_restore or psql has no pipe")
         try:
             for line in script:
-                if not _PARTITION_KEY_DROP.match(line):
+                if not _drops_a_partition_key(line):
                     into.write(line)
             into.close()
         except BrokenPipeError:

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.batches import PAUSE, PURGE_BATCH
-from trilha.db.partitions import drop_expired_months, validate_references
+from trilha.db.partitions import CLICKS, drop_expired_months, validate_references
 from trilha.db.schema import clicks, conversions
 from trilha.ids import click_ids_from
 
@@ -76,7 +76,7 @@ async def drop_expired_partitions(engine: AsyncEngine, *, older_than: datetime) 
     again in another (each time: a check that failed is tried again the next hour)."""
     while True:
         async with engine.begin() as conn:
-            names = await conn.run_sync(drop_expired_months, older_than=older_than)
+            names = await conn.run_sync(drop_expired_months, CLICKS, older_than=older_than)
         if not names:
             break
         log.info("dropped the clicks of %s, past retention, but for the converted ones", *names)

@@ -19,7 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from trilha.db.batches import purge_in_batches
 from trilha.db.engine import reading
-from trilha.db.partitions import ensure_partitions, validate_references
+from trilha.db.partitions import (
+    ATTEMPTS,
+    drop_expired_months,
+    ensure_partitions,
+    validate_references,
+)
 from trilha.deliveries import tiktok
 from trilha.deliveries.build import Endpoints, build_request
 from trilha.deliveries.claims import Fairness, any_due, claim_due
@@ -177,6 +182,7 @@ class DeliveryWorker:
                 async def attempts(conn: AsyncConnection, limit: int) -> int:
                     return await purge_attempts(conn, older_than=now - retention, limit=limit)
 
+                await drop_expired_attempts(self._engine, older_than=now - retention)
                 await purge_in_batches(self._engine, attempts)
                 await self._partitions_ahead(now)
         except (SQLAlchemyError, OSError) as exc:
@@ -203,6 +209,19 @@ class DeliveryWorker:
             return
         DELIVERY_ATTEMPTS.labels(sent.outcome, job.destination.kind).inc()
         self._finished.append((job, sent, datetime.now(UTC)))
+
+
+async def drop_expired_attempts(engine: AsyncEngine, *, older_than: datetime) -> None:
+    """On PostgreSQL, the months of attempts past retention go whole, a month per transaction;
+    the batches of purge_attempts then delete the rest, in the month still partly kept."""
+    if engine.dialect.name != "postgresql":
+        return
+    while True:
+        async with engine.begin() as conn:
+            dropped = await conn.run_sync(drop_expired_months, ATTEMPTS, older_than=older_than)
+        if not dropped:
+            return
+        log.info("dropped the delivery attempts of %s, past retention", *dropped)
 
 
 async def attempt(

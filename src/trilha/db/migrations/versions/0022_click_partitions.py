@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
-from trilha.db.partitions import MONTHS_AHEAD, Month, create_default, create_partition
+from trilha.db.partitions import CLICKS, MONTHS_AHEAD, Month, create_default, create_partition
 
 revision: str = "0022"
 down_revision: str | None = "0021"
@@ -60,9 +60,9 @@ def _rebuild(*, partitioned: bool) -> None:
         for _ in range(MONTHS_AHEAD):
             last = last.next()
         while month != last.next():
-            create_partition(conn, month)
+            create_partition(conn, CLICKS, month)
             month = month.next()
-        create_default(conn)
+        create_default(conn, CLICKS)
     conn.exec_driver_sql("INSERT INTO clicks SELECT * FROM clicks_before")
     op.drop_table("clicks_before")  # its partitions, key, indexes and references with it
     op.create_primary_key("pk_clicks", "clicks", ["id"])
