@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, create_engine, inspect, text
 
 from trilha.db.engine import sync_url
 from trilha.db.migrate import alembic_config, migrate
+from trilha.db.partitions import not_a_partition
 from trilha.db.schema import Timestamp, metadata
 from trilha.event_types import BUILTIN
 from trilha.visitors import visitor_key
@@ -21,7 +22,12 @@ def schema_differences(url: str) -> list[object]:
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as conn:
-            return list(compare_metadata(MigrationContext.configure(conn), metadata))
+            return list(
+                compare_metadata(
+                    MigrationContext.configure(conn, opts={"include_object": not_a_partition}),
+                    metadata,
+                )
+            )
     finally:
         engine.dispose()
 

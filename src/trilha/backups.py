@@ -8,6 +8,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from trilha.db.engine import SQLITE_BUSY_TIMEOUT_MS, sync_url
 from trilha.db.migrate import alembic_config
+from trilha.db.partitions import is_partition
 from trilha.errors import TrilhaError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -107,11 +109,7 @@ def restore(url: str, file: Path, *, force: bool = False) -> str:
         if kind is Kind.SQLITE:
             _sqlite_restore(file, database)
             return revision
-    _pg_run(
-        "pg_restore", database, "--clean", "--if-exists", "--no-owner",
-        "--single-transaction", "--exit-on-error",
-        f"--dbname={database.url.database}", str(file),
-    )  # fmt: skip
+    _pg_restore_replacing(database, file)
     return revision
 
 
@@ -212,6 +210,54 @@ def _pg_run(tool: str, database: Database, *args: str) -> None:
     _run_tool(tool, [*args], _pg_environment(database))
 
 
+# pg_restore --clean drops each partition's primary key before the partitioned table's, which
+# PostgreSQL refuses (the partition's belongs to the table's); the partitions go with the table.
+_CONSTRAINT_DROP = re.compile(rb"ALTER TABLE IF EXISTS ONLY public\.(\w+) DROP CONSTRAINT ")
+
+
+def _drops_a_partition_key(line: bytes) -> bool:
+    found = _CONSTRAINT_DROP.match(line)
+    return found is not None and is_partition(found[1].decode())
+
+
+def _pg_restore_replacing(database: Database, file: Path) -> None:
+    """pg_restore --clean's script, but for the drops above, run by psql in one transaction:
+    the database's contents are the backup's, or, if anything fails, what they were."""
+    restore_args = ["--clean", "--if-exists", "--no-owner", "--file=-", str(file)]
+    psql_args = ["--single-transaction", "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1"]
+    psql_args.append(f"--dbname={database.url.database}")
+    env = _tool_environment(_pg_environment(database))
+    with tempfile.TemporaryFile() as restore_errors, tempfile.TemporaryFile() as psql_errors:
+        restore = subprocess.Popen(  # noqa: S603 -- our own arguments, no shell
+            [_tool_path("pg_restore"), *restore_args],
+            env=env, stdout=subprocess.PIPE, stderr=restore_errors,
+        )  # fmt: skip
+        psql = subprocess.Popen(  # noqa: S603 -- our own arguments, no shell
+            [_tool_path("psql"), *psql_args],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=psql_errors,
+        )  # fmt: skip
+        script, into = restore.stdout, psql.stdin
+        if script is None or into is None:  # pragma: no cover -- both are pipes
+            raise TrilhaError("pg_restore or psql has no pipe")
+        try:
+            for line in script:
+                if not _drops_a_partition_key(line):
+                    into.write(line)
+            into.close()
+        except BrokenPipeError:
+            pass  # psql stopped at an error: said below
+        for tool, process, errors in (
+            ("pg_restore", restore, restore_errors),
+            ("psql", psql, psql_errors),
+        ):
+            if process.wait() != 0:
+                errors.seek(0)
+                said = errors.read().decode(errors="replace").splitlines()
+                lines = [line for line in said if line.strip()]
+                reason = next((ln for ln in lines if "ERROR" in ln), lines[-1] if lines else "")
+                raise TrilhaError(f"{tool} failed: {reason or f'exit {process.returncode}'}")
+
+
 def _pg_environment(database: Database) -> dict[str, str]:
     """libpq's variables for the database: the password goes there, never on a command line."""
     url = database.url
@@ -226,14 +272,23 @@ def _pg_environment(database: Database) -> dict[str, str]:
     return {name: str(value) for name, value in values.items() if value}
 
 
-def _run_tool(tool: str, args: list[str], environment: dict[str, str]) -> str:
+def _tool_path(tool: str) -> str:
     path = shutil.which(tool)
     if path is None:
         raise TrilhaError(
             f"{tool} not found on PATH; install PostgreSQL's client tools of the server's "
             "version (Debian: apt-get install postgresql-client-15)"
         )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | environment
+    return path
+
+
+def _tool_environment(environment: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PG")} | environment
+
+
+def _run_tool(tool: str, args: list[str], environment: dict[str, str]) -> str:
+    path = _tool_path(tool)
+    env = _tool_environment(environment)
     done = subprocess.run(  # noqa: S603 -- our own arguments, no shell
         [path, *args], env=env, capture_output=True, text=True, check=False
     )

@@ -1,17 +1,24 @@
 """Raw clicks older than ``TRILHA_CLICK_RETENTION_DAYS`` go, a small batch per transaction; the
-rollups keep counting them, and a click a conversion points to stays for its reports."""
+rollups keep counting them, and a click a conversion points to stays for its reports.
+
+On PostgreSQL a month past retention goes whole: its partition is dropped, its converted clicks
+kept (trilha.db.partitions); the batches delete the rest, in the month still partly kept."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime, time, timedelta
 
 from sqlalchemy import Connection, delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.batches import PAUSE, PURGE_BATCH
+from trilha.db.partitions import CLICKS, drop_expired_months, validate_references
 from trilha.db.schema import clicks, conversions
 from trilha.ids import click_ids_from
+
+log = logging.getLogger(__name__)
 
 
 def all_kept_since(now: datetime, days: int) -> datetime | None:
@@ -49,7 +56,10 @@ def purge_clicks(
 
 
 async def purge_old_clicks(engine: AsyncEngine, *, older_than: datetime) -> int:
-    """Purge batch after batch, each in a transaction of its own, until none is left; how many."""
+    """Drop the months past retention, then purge batch after batch, each in a transaction of
+    its own, until none is left; how many clicks the batches purged."""
+    if engine.dialect.name == "postgresql":
+        await drop_expired_partitions(engine, older_than=older_than)
     purged, after = 0, ""
     while True:
         async with engine.begin() as conn:
@@ -59,3 +69,16 @@ async def purge_old_clicks(engine: AsyncEngine, *, older_than: datetime) -> int:
             return purged
         after = last
         await asyncio.sleep(PAUSE)
+
+
+async def drop_expired_partitions(engine: AsyncEngine, *, older_than: datetime) -> None:
+    """Each month past retention in a transaction of its own, then the lifted reference checked
+    again in another (each time: a check that failed is tried again the next hour)."""
+    while True:
+        async with engine.begin() as conn:
+            names = await conn.run_sync(drop_expired_months, CLICKS, older_than=older_than)
+        if not names:
+            break
+        log.info("dropped the clicks of %s, past retention, but for the converted ones", *names)
+    async with engine.begin() as conn:
+        await conn.run_sync(validate_references)

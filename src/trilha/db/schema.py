@@ -245,7 +245,8 @@ campaigns = Table(
     Index("ix_campaigns_workspace", "workspace_id"),
 )
 
-# Click ids sort by time in byte order, so PostgreSQL compares them with the "C" collation.
+# Click ids sort by time in byte order, so PostgreSQL compares them with the "C" collation. On
+# PostgreSQL the table has a partition a month by id (trilha.db.partitions), which lists them.
 clicks = Table(
     "clicks",
     metadata,
@@ -275,6 +276,7 @@ clicks = Table(
     Index("ix_clicks_workspace_time", "workspace_id", "created_at"),
     Index("ix_clicks_campaign_time", "campaign_id", "created_at"),
     Index("ix_clicks_visitor", "visitor_key", "created_at"),
+    postgresql_partition_by="RANGE (id)",
 )
 
 # What a workspace counts: built-in types (LEAD, SALE, ...) are created with the workspace.
@@ -658,10 +660,13 @@ deliveries = Table(
 )
 
 # Every try of a delivery: the request line (secrets masked), the answer or the error.
+# In a partition a month on PostgreSQL, as clicks (trilha.db.partitions): ids in byte order.
 delivery_attempts = Table(
     "delivery_attempts",
     metadata,
-    Column("id", ID, primary_key=True),
+    Column(
+        "id", String(32).with_variant(String(32, collation="C"), "postgresql"), primary_key=True
+    ),
     Column("delivery_id", ID, ForeignKey("deliveries.id", ondelete="CASCADE"), nullable=False),
     Column("started_at", Timestamp, nullable=False),
     Column("request", Text, nullable=False),
@@ -672,6 +677,7 @@ delivery_attempts = Table(
     Column("outcome", String(16), nullable=False),
     Index("ix_delivery_attempts_delivery", "delivery_id", "started_at"),
     Index("ix_delivery_attempts_started", "started_at"),
+    postgresql_partition_by="RANGE (id)",
 )
 
 # What the workspace's people are told in the dashboard (a destination switched off, ...).
