@@ -19,7 +19,8 @@ from tests.dns_server import DnsServer
 from tests.factories import fetch_all, make_campaign
 from trilha.db.schema import clicks
 from trilha.deliveries.build import Endpoints
-from trilha.deliveries.destinations import Destination, Spec, create_destination
+from trilha.deliveries.destination import Destination
+from trilha.deliveries.destinations import Spec, create_destination
 from trilha.deliveries.verify import verify_destinations
 from trilha.settings import Settings
 from trilha.workspaces import Workspace

@@ -14,7 +14,8 @@ from tests.deliveries.conftest import click_on, eventually, make_destination, re
 from tests.deliveries.receiver import Receiver
 from tests.factories import fetch_all, make_workspace
 from trilha.db.schema import delivery_attempts, destinations
-from trilha.deliveries.destinations import Destination, Spec
+from trilha.deliveries.destination import Destination
+from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
 from trilha.deliveries.lifecycle import UNANSWERED_LIMIT
 from trilha.settings import Settings

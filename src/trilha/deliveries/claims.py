@@ -46,7 +46,7 @@ from trilha.db.schema import (
     traffic_sources,
     workspaces,
 )
-from trilha.deliveries.destinations import destination_of
+from trilha.deliveries.destination import destination_of
 from trilha.deliveries.jobs import Job
 from trilha.links import Link
 from trilha.money import from_minor

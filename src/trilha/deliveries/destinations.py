@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions.status import Status
 from trilha.db.schema import campaigns, destinations, traffic_sources
 from trilha.deliveries import google_ads, meta, tiktok
+from trilha.deliveries.destination import Destination, destination_of
 from trilha.deliveries.kinds import DestinationStatus, Kind, Method
 from trilha.deliveries.postback import check_template
 from trilha.deliveries.problems import SWITCHED_OFF_BY_USER
@@ -47,79 +48,6 @@ class Spec:
     secret: str | None = field(default=None, repr=False)  # None on an edit: keep the stored one
     config: dict[str, Any] = field(default_factory=dict)
     currency: str | None = None  # values sent in it (trilha.currencies); None: the conversion's
-
-
-@dataclass(frozen=True, slots=True)
-class Destination:
-    id: str
-    workspace_id: str
-    name: str
-    kind: Kind
-    url: str
-    method: Method
-    event_types: tuple[str, ...]
-    statuses: tuple[Status, ...]
-    campaign_id: str | None
-    source_id: str | None
-    sub_id: str | None
-    secret: str | None = field(repr=False)
-    config: dict[str, Any]
-    status: DestinationStatus
-    status_reason: str
-    consecutive_failures: int
-    created_at: datetime
-    updated_at: datetime
-    currency: str | None = None  # values sent in it; None: each conversion's own
-    paused_until: datetime | None = None  # its requests went unanswered: waiting until then
-
-    @property
-    def masked_secret(self) -> str | None:
-        """The secret as answers show it: its last four characters at most.
-
-        >>> masked("whsec_abcdefghijklmnop")
-        '••••mnop'
-        """
-        return None if self.secret is None else masked(self.secret)
-
-    @property
-    def masked_config(self) -> dict[str, Any]:
-        """The config as answers show it: credentials in it masked."""
-        return {
-            name: masked(str(value)) if name in SECRET_CONFIG and value else value
-            for name, value in self.config.items()
-        }
-
-
-SECRET_CONFIG = google_ads.SECRET_KEYS | {"previous_secret"}  # config keys masked in answers
-
-
-def masked(secret: str) -> str:
-    return "••••" + (secret[-4:] if len(secret) >= 16 else "")
-
-
-def destination_of(row: Row[Any]) -> Destination:
-    return Destination(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        name=row.name,
-        kind=Kind(row.kind),
-        url=row.url,
-        method=Method(row.method),
-        event_types=tuple(row.event_types),
-        statuses=tuple(Status(s) for s in row.statuses),
-        campaign_id=row.campaign_id,
-        source_id=row.source_id,
-        sub_id=row.sub_id,
-        secret=row.secret,
-        config=dict(row.config),
-        status=DestinationStatus(row.status),
-        status_reason=row.status_reason,
-        consecutive_failures=row.consecutive_failures,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        currency=row.currency,
-        paused_until=row.paused_until,
-    )
 
 
 def new_webhook_secret() -> str:

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from trilha.conversions.status import Status
 from trilha.deliveries.jobs import Job, OutboundRequest, Skip
+from trilha.deliveries.kinds import GOOGLE_ADS_SECRETS
 from trilha.deliveries.problems import NO_GOOGLE_CLICK, NOT_TOLD
 from trilha.errors import InvalidInput
-
-SECRET_KEYS: Final = frozenset({"client_secret", "developer_token"})  # masked in answers
 
 
 def check_config(config: dict[str, Any], stored: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -29,7 +28,9 @@ def check_config(config: dict[str, Any], stored: dict[str, Any] | None = None) -
     ...   "client_id": "c", "client_secret": "s", "developer_token": "d"})["customer_id"]
     '1234567890'
     """
-    kept = {k: v for k, v in (stored or {}).items() if k in SECRET_KEYS and not config.get(k)}
+    kept = {
+        k: v for k, v in (stored or {}).items() if k in GOOGLE_ADS_SECRETS and not config.get(k)
+    }
     merged = {**config, **kept}
     checked: dict[str, Any] = {}
     for name in ("customer_id", "conversion_action", "login_customer_id"):
@@ -39,7 +40,7 @@ def check_config(config: dict[str, Any], stored: dict[str, Any] | None = None) -
         if not digits and name != "login_customer_id":
             raise InvalidInput({f"config.{name}": "required"})
         checked[name] = digits or None
-    for name in ("client_id", *sorted(SECRET_KEYS)):
+    for name in ("client_id", *sorted(GOOGLE_ADS_SECRETS)):
         value = str(merged.get(name) or "").strip()
         if not value or len(value) > 300:
             raise InvalidInput({f"config.{name}": "required"})

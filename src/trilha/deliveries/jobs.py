@@ -13,7 +13,7 @@ from trilha.links import Link
 from trilha.money import from_minor
 
 if TYPE_CHECKING:  # destinations check Meta's config, whose builder takes a Job
-    from trilha.deliveries.destinations import Destination
+    from trilha.deliveries.destination import Destination
 
 
 @dataclass(frozen=True, slots=True)

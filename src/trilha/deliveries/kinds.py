@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 
 class Kind(StrEnum):
@@ -37,3 +38,8 @@ class AttemptOutcome(StrEnum):
     REJECTED = "rejected"  # 3xx or another 4xx: counts towards switching the destination off
     REFUSED = "refused"  # trilha would not connect (a private address, a bad URL)
     SKIPPED = "skipped"
+
+
+# Google Ads' config keys that are credentials: masked in answers, kept on an edit that leaves
+# them empty.
+GOOGLE_ADS_SECRETS: Final = frozenset({"client_secret", "developer_token"})

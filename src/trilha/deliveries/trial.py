@@ -12,7 +12,7 @@ from typing import Any
 
 from trilha.conversions.status import Status
 from trilha.deliveries.build import Endpoints
-from trilha.deliveries.destinations import Destination
+from trilha.deliveries.destination import Destination
 from trilha.deliveries.jobs import Job
 from trilha.deliveries.send import Policy, Sent, new_client
 from trilha.deliveries.worker import attempt

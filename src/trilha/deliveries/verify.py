@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.schema import destinations
 from trilha.deliveries.build import Endpoints
-from trilha.deliveries.destinations import Spec, destination_of
+from trilha.deliveries.destination import destination_of
+from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import DestinationStatus, Kind
 from trilha.deliveries.problems import ADDRESS_CHECK
 from trilha.deliveries.safety import NotPublic, UnsafeTarget, resolve_target

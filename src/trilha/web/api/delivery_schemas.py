@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trilha.conversions.status import Status
-from trilha.deliveries.destinations import Destination, Spec
+from trilha.deliveries.destination import Destination
+from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import AttemptOutcome, DeliveryState, DestinationStatus, Kind, Method
 from trilha.deliveries.send import Sent
 from trilha.validation import MAX_URL

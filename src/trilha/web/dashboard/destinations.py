@@ -12,10 +12,10 @@ from fastapi import APIRouter, Response
 from trilha.campaigns import list_campaigns, list_sources
 from trilha.conversions.status import Status
 from trilha.deliveries import destinations as store
-from trilha.deliveries import google_ads
 from trilha.deliveries.build import Endpoints
-from trilha.deliveries.destinations import Destination, Spec
-from trilha.deliveries.kinds import Kind, Method
+from trilha.deliveries.destination import Destination
+from trilha.deliveries.destinations import Spec
+from trilha.deliveries.kinds import GOOGLE_ADS_SECRETS, Kind, Method
 from trilha.deliveries.log import DeliveryFilter, earlier_sales, list_deliveries, resend_range
 from trilha.deliveries.notices import list_notices, mark_read
 from trilha.deliveries.postback import TEMPLATES, TRACKER_NAMES
@@ -221,7 +221,7 @@ def _errors(exc: InvalidInput | ValueError) -> dict[str, str]:
 
 
 def _values(form: Form) -> dict[str, Any]:
-    hidden = {"secret", *google_ads.SECRET_KEYS}
+    hidden = {"secret", *GOOGLE_ADS_SECRETS}
     values: dict[str, Any] = {name: form[name] for name in form.data if name not in hidden}
     values["statuses"] = form.getlist("statuses")
     return values
@@ -242,7 +242,7 @@ def _stored(destination: Destination) -> dict[str, Any]:
         **{
             name: str(destination.config.get(name) or "")
             for name in ALL_CONFIG_FIELDS
-            if name not in google_ads.SECRET_KEYS
+            if name not in GOOGLE_ADS_SECRETS
         },
     }
 
