@@ -103,8 +103,8 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
-class Workspace:
-    """Stage 2: the workspace the request names."""
+class Identified:
+    """Stage 2: the workspace the request names, as much of it as a postback needs."""
 
     id: str
     currency: str
@@ -138,7 +138,7 @@ def receive_postback(
     started = time.perf_counter()
     trace = Trace(postback_id=new_id())
     try:
-        result = _run(conn, received.raw, read_request(received), trace, replay, reads, is_test)
+        result = _run(conn, read_request(received), trace, replay, reads, is_test)
     except Rejected as exc:
         trace.auth_failed = exc.auth_failed
         result = Result(Outcome.INVALID, exc.reason, exc.http_status)
@@ -161,7 +161,6 @@ def receive_postback(
 
 def _run(
     conn: Connection,
-    raw: RawPostback,
     request: Request,
     trace: Trace,
     replay: Replay | None,
@@ -227,7 +226,7 @@ def read_request(received: Received) -> Request:
 
 def identify_workspace(
     conn: Connection, request: Request, replay: Replay | None, reads: SetupReads
-) -> Workspace:
+) -> Identified:
     """Stage 2: the workspace, by its token, else by the custom tracking domain."""
     token = request.token
     if replay is not None:
@@ -244,11 +243,11 @@ def identify_workspace(
             raise Rejected(
                 "no workspace token, and the host is no custom tracking domain", http_status=401
             )
-    return Workspace(row.id, row.currency, row.postback_token, row.keeps_buyer_data)
+    return Identified(row.id, row.currency, row.postback_token, row.keeps_buyer_data)
 
 
 def choose_merchant(
-    conn: Connection, workspace: Workspace, request: Request, reads: SetupReads
+    conn: Connection, workspace: Identified, request: Request, reads: SetupReads
 ) -> Sender:
     """Stage 3: the merchant named in the URL, else the matched click's campaign's, else
     generic; its fields reshaped as its preset says."""
@@ -282,7 +281,7 @@ def check_sender(sender: Sender, request: Request, replay: Replay | None) -> Non
 
 
 def map_postback(
-    conn: Connection, workspace: Workspace, sender: Sender, reads: SetupReads, trace: Trace
+    conn: Connection, workspace: Identified, sender: Sender, reads: SetupReads, trace: Trace
 ) -> Fields:
     """Stage 4: the postback's fields in trilha's words."""
     names = reads.get(("event types", workspace.id), lambda: event_type_names(conn, workspace.id))
@@ -298,7 +297,7 @@ def map_postback(
 
 
 def find_sale_click(
-    conn: Connection, workspace: Workspace, sender: Sender, fields: Fields
+    conn: Connection, workspace: Identified, sender: Sender, fields: Fields
 ) -> Attribution:
     """Stage 4, its end: the click a counted event lands on (none: an orphan)."""
     if fields.click_id is None:
@@ -309,7 +308,7 @@ def find_sale_click(
     return find_click(conn, workspace.id, fields.click_id)
 
 
-def protect_buyer(fields: Fields, sender: Sender, workspace: Workspace, is_test: bool) -> Reported:
+def protect_buyer(fields: Fields, sender: Sender, workspace: Identified, is_test: bool) -> Reported:
     """Stage 5: the sale as a conversion keeps it, the buyer's e-mail and phone only hashed.
     (The log masks the buyer's data itself: trilha.postbacks.log.)"""
     return Reported(
@@ -326,7 +325,7 @@ def protect_buyer(fields: Fields, sender: Sender, workspace: Workspace, is_test:
 
 def record(
     conn: Connection,
-    workspace: Workspace,
+    workspace: Identified,
     sender: Sender,
     reported: Reported,
     attribution: Attribution,
