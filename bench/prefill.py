@@ -734,7 +734,8 @@ SIZED_TABLES = ("clicks", "conversions", "conversion_status_history", "postback_
 def sizes(url: str) -> dict[str, Any]:
     """Bytes each of SIZED_TABLES and each of its indexes takes, with the bytes per click (all
     of a table's bytes over the clicks' count): SQLite's ``dbstat`` pages, PostgreSQL's
-    ``pg_relation_size`` (the table with its TOAST, each index apart)."""
+    ``pg_table_size`` (the table with its TOAST, each index apart), summed over the partitions
+    of a partitioned one."""
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as conn:
@@ -751,17 +752,23 @@ def sizes(url: str) -> dict[str, Any]:
                             {"t": name},
                         ).all()
                     )
-                else:
+                else:  # a partitioned table's (and index's) bytes are its partitions'
                     parts = {
                         name: conn.execute(
-                            text("SELECT pg_table_size(CAST(:t AS regclass))"), {"t": name}
+                            text(
+                                "SELECT coalesce(sum(pg_table_size(relid)), 0)"
+                                " FROM pg_partition_tree(CAST(:t AS regclass)) WHERE isleaf"
+                            ),
+                            {"t": name},
                         ).scalar_one()
                     }
                     parts |= dict(
                         conn.execute(
                             text(
-                                "SELECT indexrelname, pg_relation_size(indexrelid) "
-                                "FROM pg_stat_user_indexes WHERE relname = :t"
+                                "SELECT CAST(CAST(i.indexrelid AS regclass) AS text),"
+                                " (SELECT coalesce(sum(pg_relation_size(p.relid)), 0)"
+                                "  FROM pg_partition_tree(i.indexrelid) AS p WHERE p.isleaf)"
+                                " FROM pg_index AS i WHERE i.indrelid = CAST(:t AS regclass)"
                             ),
                             {"t": name},
                         ).all()
