@@ -17,6 +17,7 @@ import httpx
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 from sqlalchemy import insert, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, SCREENSHOTS, Account, screenshot
@@ -53,6 +54,7 @@ pytestmark = BROWSER
 MISSING_SECTIONS = ("clicks", "deliveries", "destinations", "reconciliation", "conversions")
 MIN_FRAGMENT = 4  # shorter English pieces ("ID", "URL") are the same words in Portuguese
 MIN_PROBLEM = 8  # a problem's stored words; "HTTP 404" reads the same in both languages
+DEADLOCK_RETRIES = 5
 
 
 def _catalog(locale: str) -> dict[str, dict[str, str]]:
@@ -227,7 +229,19 @@ async def upload_reconciliation(page: Page, workspace: str, merchant: str, tmp_p
 
 async def tell_of_problems(db: AsyncEngine, data: dict[str, Any]) -> None:
     """Delivery problems of each kind, as the worker stores them: on the destination, on its
-    deliveries and their attempts, and in a notice."""
+    deliveries and their attempts, and in a notice. The live server's worker records its own
+    attempts on the same deliveries meanwhile; PostgreSQL may end one of the two transactions
+    as a deadlock, and the arrangement is then made again."""
+    for attempt in range(DEADLOCK_RETRIES):
+        try:
+            await _tell_of_problems(db, data)
+            return
+        except OperationalError as exc:
+            if "deadlock detected" not in str(exc) or attempt == DEADLOCK_RETRIES - 1:
+                raise
+
+
+async def _tell_of_problems(db: AsyncEngine, data: dict[str, Any]) -> None:
     async with db.begin() as conn:
         await conn.execute(
             update(destinations)
