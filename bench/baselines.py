@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from trilha.ids import mint_click_id, new_id
 from trilha.reports.rollups import COUNTS, ROLLUPS, slot_of
-from trilha.visitors import visitor_key
+from trilha.visitors import agent_key, visitor_key
 from trilha.web.asgi import Receive, Scope, Send
 
 # As long as the Location trilha sends for bench/redirect.py's request, macros filled.
@@ -164,10 +164,11 @@ _ROLLUP_SQL = [
 ]
 
 _STORE_COLUMNS = (
-    "id, workspace_id, campaign_id, created_at, ip, user_agent, visitor_key, device_type, os, "
+    "id, campaign_id, created_at, ip, user_agent_key, visitor_key, device_type, os, "
     "browser, country, referrer, is_bot, is_unique, utm_source, sub1, ad_id, fbclid, params"
 )
-_STORE_SQL = f"INSERT INTO clicks ({_STORE_COLUMNS}) VALUES ({', '.join('?' * 19)})"  # noqa: S608 -- constant
+_STORE_SQL = f"INSERT INTO clicks ({_STORE_COLUMNS}) VALUES ({', '.join('?' * 18)})"  # noqa: S608 -- constant
+_AGENT_SQL = "INSERT OR IGNORE INTO user_agents (key, agent) VALUES (?, ?)"
 
 
 class _Store:
@@ -198,6 +199,8 @@ class _Store:
             key for (key,) in self.db.execute(_RECENT_SQL, (json.dumps(sorted(visitors)), since))
         }
         rows = []
+        agents = {agent: agent_key(agent) for _, agent, _ in requests}
+        self.db.executemany(_AGENT_SQL, sorted((key, agent) for agent, key in agents.items()))
         for (query, user_agent, ip), visitor in zip(requests, visitors, strict=True):
             params = dict(parse_qsl(query))
             is_unique = visitor not in seen
@@ -205,11 +208,10 @@ class _Store:
             rows.append(
                 (
                     mint_click_id(now),
-                    self.workspace_id,
                     self.campaign_id,
                     created_at,
                     ip,
-                    user_agent,
+                    agents[user_agent],
                     visitor,
                     "mobile",
                     "iOS",
@@ -229,9 +231,9 @@ class _Store:
         # The batch's sums by sub1 (one campaign, no source, one hour), each upserted once.
         by_sub1: dict[str, list[int]] = {}
         for row in rows:
-            sums = by_sub1.setdefault(row[15] or "", [0, 0, 0])
+            sums = by_sub1.setdefault(row[14] or "", [0, 0, 0])
             sums[0] += 1
-            sums[1] += row[13]
+            sums[1] += row[12]
         for rollup, sql in _ROLLUP_SQL:
             slot = slot_of(now, rollup.seconds)
             if "sub1" not in rollup.dimensions:
@@ -388,7 +390,9 @@ class _PostbackStore(_Store):
             workspace_id, currency = workspaces[token]
             click_id = fields["click_id"]
             campaign_id, source_id = self.db.execute(
-                "SELECT campaign_id, source_id FROM clicks WHERE workspace_id = ? AND id = ?",
+                "SELECT clicks.campaign_id, clicks.source_id FROM clicks"
+                " JOIN campaigns ON campaigns.id = clicks.campaign_id"
+                " WHERE campaigns.workspace_id = ? AND clicks.id = ?",
                 (workspace_id, click_id),
             ).fetchone()
             conversion_id, postback_id = new_id(), new_id()

@@ -92,8 +92,8 @@ async def sales(
         click_id, conversion_id = new_id(), new_id()
         click_rows.append(
             {
-                **{"id": click_id, "workspace_id": workspace.id, "campaign_id": campaign_id},
-                **{"created_at": now, "ip": "203.0.113.9", "user_agent": "bench"},
+                **{"id": click_id, "campaign_id": campaign_id, "created_at": now},
+                **{"ip": "203.0.113.9", "user_agent_key": 0},  # no agent stored: read as ""
                 **{"visitor_key": i, "device_type": "desktop", "os": "Linux"},
                 **{"browser": "Firefox", "country": "BR", "referrer": "", "is_bot": False},
                 **{"is_unique": True, "params": {}, "sub1": f"c{i}"},

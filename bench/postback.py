@@ -61,7 +61,7 @@ from bench import harness
 from bench.baselines import POSTBACK_ANSWER
 from bench.harness import Measurement, Target
 from trilha.clicks import ClickRequest, build_click
-from trilha.db.schema import clicks, conversions, postback_log
+from trilha.db.schema import clicks, conversions, postback_log, user_agents
 from trilha.ids import mint_click_id, new_secret
 from trilha.links import DEFAULT_HOST, Link, resolve_link
 from trilha.visitors import Visitor, parse_device
@@ -185,7 +185,11 @@ async def _seed(conn: AsyncConnection, click_ids: list[str]) -> str:
         )
         for visitor, click_id in zip(visitors, click_ids, strict=True)
     ]
-    await conn.execute(clicks.insert(), rows)
+    agents = {(row["user_agent_key"], row["user_agent"]) for row in rows}
+    await conn.execute(user_agents.insert(), [{"key": k, "agent": a} for k, a in agents])
+    await conn.execute(
+        clicks.insert(), [{k: v for k, v in r.items() if k in clicks.c} for r in rows]
+    )
     return workspace.postback_token
 
 

@@ -60,7 +60,7 @@ from trilha.db.schema import (
 from trilha.ids import BASE62, CLICK_RANDOM_CHARS, CLICK_TIME_CHARS, RANDOM_ID_CHARS, to_base62
 from trilha.passwords import hash_password
 from trilha.postbacks.log import MASK
-from trilha.visitors import parse_device, visitor_key
+from trilha.visitors import agent_key, parse_device, visitor_key
 from trilha.workspaces import create_workspace
 
 CHUNK = 20_000  # rows per executemany or COPY
@@ -241,6 +241,7 @@ class _Visitors:
         self.agents = array("I")  # index into self.agent_texts
         self.countries = array("B")
         self.agent_texts: list[str] = []
+        self.agent_keys: list[int] = []  # trilha.visitors.agent_key of each
         self._agent_index: dict[str, int] = {}
         self._agent = _weighted([(t, w) for w, t in AGENTS])
         self._country = _weighted([(i, w) for i, (_, w) in enumerate(COUNTRIES)])
@@ -267,6 +268,7 @@ class _Visitors:
         if index is None:
             index = self._agent_index[agent] = len(self.agent_texts)
             self.agent_texts.append(agent)
+            self.agent_keys.append(agent_key(agent))
         self.agents.append(index)
         self.countries.append(self._country(rng))
         return len(self.addresses) - 1
@@ -336,6 +338,7 @@ def _dimensions(rng: random.Random, ids: _Ids, campaign: _Campaign) -> tuple[dic
 class _Day:
     clicks: list[dict[str, Any]] = field(default_factory=list)
     humans: list[int] = field(default_factory=list)
+    agents: list[tuple[int, str]] = field(default_factory=list)  # (key, text) first seen today
 
 
 def _days(
@@ -368,6 +371,7 @@ def _days(
         last_seen = {k: v for k, v in last_seen.items() if v > horizon}
         stamps = sorted(base + pick_hour(rng) * 3600 + rng.random() * 3600 for _ in range(n))
         out = _Day()
+        known_agents = len(visitors.agent_texts)
         for stamp in stamps:
             if stamp >= now.timestamp():
                 stamp = now.timestamp() - rng.random() * 60
@@ -398,7 +402,7 @@ def _days(
                 "source_id": campaign.source_id,
                 "created_at": created,
                 "ip": ip,
-                "user_agent": user_agent,
+                "user_agent_key": visitors.agent_keys[agent_index],
                 "visitor_key": visitor_key(campaign.id, ip, user_agent),
                 "device_type": device.device_type,
                 "os": device.os,
@@ -417,6 +421,11 @@ def _days(
             out.clicks.append(row)
         stats.visitors = len(visitors)
         stats.user_agents = len(visitors.agent_texts)
+        out.agents = list(
+            zip(
+                visitors.agent_keys[known_agents:], visitors.agent_texts[known_agents:], strict=True
+            )
+        )
         yield out
 
 
@@ -697,6 +706,7 @@ def prefill(
                 stats=stats,
             ):  # fmt: skip
                 with conn.begin():
+                    _store_agents(conn, day.agents)
                     for at in range(0, len(day.clicks), CHUNK):
                         writer.write(clicks, day.clicks[at : at + CHUNK], common)
                     owed += per_click * len(day.clicks)
@@ -726,16 +736,32 @@ def prefill(
     return stats
 
 
+_AGENTS_SQL = text(
+    "INSERT INTO user_agents (key, agent) VALUES (:key, :agent) ON CONFLICT DO NOTHING"
+)
+
+
+def _store_agents(conn: Connection, agents: Sequence[tuple[int, str]]) -> None:
+    if agents:
+        conn.execute(_AGENTS_SQL, [{"key": key, "agent": agent} for key, agent in agents])
+
+
 # --- sizes -------------------------------------------------------------------------------------
 
-SIZED_TABLES = ("clicks", "conversions", "conversion_status_history", "postback_log")
+SIZED_TABLES = (
+    "clicks",
+    "user_agents",
+    "conversions",
+    "conversion_status_history",
+    "postback_log",
+)
 
 
 def sizes(url: str) -> dict[str, Any]:
     """Bytes each of SIZED_TABLES and each of its indexes takes, with the bytes per click (all
     of a table's bytes over the clicks' count): SQLite's ``dbstat`` pages, PostgreSQL's
     ``pg_table_size`` (the table with its TOAST, each index apart), summed over the partitions
-    of a partitioned one."""
+    of a partitioned one (PostgreSQL lists no tree for a table that is not)."""
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as conn:
@@ -754,26 +780,30 @@ def sizes(url: str) -> dict[str, Any]:
                     )
                 else:  # a partitioned table's (and index's) bytes are its partitions'
                     parts = {
-                        name: conn.execute(
-                            text(
-                                "SELECT coalesce(sum(pg_table_size(relid)), 0)"
-                                " FROM pg_partition_tree(CAST(:t AS regclass)) WHERE isleaf"
-                            ),
-                            {"t": name},
-                        ).scalar_one()
+                        name: int(
+                            conn.execute(
+                                text(
+                                    "SELECT coalesce(sum(pg_table_size(relid)),"
+                                    " pg_table_size(CAST(:t AS regclass)))"
+                                    " FROM pg_partition_tree(CAST(:t AS regclass)) WHERE isleaf"
+                                ),
+                                {"t": name},
+                            ).scalar_one()
+                        )
                     }
                     parts |= dict(
                         conn.execute(
                             text(
                                 "SELECT CAST(CAST(i.indexrelid AS regclass) AS text),"
-                                " (SELECT coalesce(sum(pg_relation_size(p.relid)), 0)"
+                                " (SELECT coalesce(sum(pg_relation_size(p.relid)),"
+                                "  pg_relation_size(i.indexrelid))"
                                 "  FROM pg_partition_tree(i.indexrelid) AS p WHERE p.isleaf)"
                                 " FROM pg_index AS i WHERE i.indrelid = CAST(:t AS regclass)"
                             ),
                             {"t": name},
                         ).all()
                     )
-                total = sum(parts.values())
+                total = int(sum(parts.values()))
                 result["tables"][name] = {
                     "bytes": total,
                     "per_click": round(total / count, 1) if count else None,

@@ -51,11 +51,14 @@ from trilha.db.schema import (
     campaigns,
     click_sub1_days,
     clicks,
+    clicks_made,
     conversions,
     cost_days,
     cost_models,
     event_types,
     traffic_sources,
+    user_agents,
+    workspace_clicks,
     workspaces,
 )
 from trilha.event_types import BUILTIN
@@ -65,6 +68,7 @@ from trilha.reports.home import home
 from trilha.reports.periods import Preset, resolve_period
 from trilha.reports.request import ReportQuery, run_report
 from trilha.reports.rollups import rebuild_rollups
+from trilha.visitors import agent_key
 from trilha.workspaces import Workspace
 
 CHUNK = 20_000
@@ -82,6 +86,8 @@ def fill(engine: Engine, *, clicks_wanted: int, conversions_wanted: int, days: i
     now = datetime.now(UTC)
     with engine.begin() as conn:
         workspace_id, targets = _workspace(conn, now)
+        agents = zip(AGENT_KEYS, AGENTS, strict=True)
+        conn.execute(user_agents.insert(), [{"key": k, "agent": a} for k, a in agents])
     # Traffic grows over the days and follows the hours: more in the evening, little at night.
     day_weights = [1 + d / days for d in range(days)]
     hour_weights = [0.3 + math.sin(math.pi * max(0, h - 6) / 18) for h in range(24)]
@@ -95,7 +101,7 @@ def fill(engine: Engine, *, clicks_wanted: int, conversions_wanted: int, days: i
             hour = rng.choices(range(24), hour_weights)[0]
             at = now - timedelta(days=days - day, hours=hour, seconds=rng.randrange(3600))
             campaign_id, source_id = targets[min(int(rng.expovariate(0.4)), len(targets) - 1)]
-            row = _click(rng, workspace_id, campaign_id, source_id, at)
+            row = _click(rng, campaign_id, source_id, at)
             rows.append(row)
             if n in chosen:
                 sold.append(row)
@@ -172,18 +178,21 @@ def _workspace(conn: Connection, now: datetime) -> tuple[str, list[tuple[str, st
     return workspace_id, targets
 
 
+AGENTS = ("Mozilla/5.0 (Linux; Android 14) Chrome/126 Mobile", "bot")  # a person's, a bot's
+AGENT_KEYS = tuple(agent_key(agent) for agent in AGENTS)
+
+
 def _click(
-    rng: random.Random, workspace_id: str, campaign_id: str, source_id: str | None, at: datetime
+    rng: random.Random, campaign_id: str, source_id: str | None, at: datetime
 ) -> dict[str, Any]:
     is_bot = rng.random() < 0.06
     return {
         "id": mint_click_id(at),
-        "workspace_id": workspace_id,
         "campaign_id": campaign_id,
         "source_id": source_id,
         "created_at": at,
         "ip": f"200.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
-        "user_agent": "bot" if is_bot else "Mozilla/5.0 (Linux; Android 14) Chrome/126 Mobile",
+        "user_agent_key": AGENT_KEYS[is_bot],
         "visitor_key": rng.getrandbits(63),  # a signed BIGINT, as trilha.visitors makes it
         "device_type": "bot" if is_bot else "mobile",
         "os": "Android",
@@ -284,7 +293,7 @@ def measure(engine: Engine, workspace_id: str, rounds: int) -> dict[str, tuple[f
 
     def count(conn: Connection) -> int:
         query = select(func.count()).where(
-            clicks.c.workspace_id == workspace_id, clicks.c.created_at >= month.start
+            workspace_clicks(workspace_id), *clicks_made(month.start, None)
         )
         return int(conn.execute(query).scalar_one())
 

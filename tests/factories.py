@@ -6,12 +6,14 @@ from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.accounts import User, create_api_key, create_user
 from trilha.campaigns import Campaign, ParamMapping, TrafficSource, create_campaign, create_source
 from trilha.custom_domains import Domain, DomainPolicy, add_domain
+from trilha.db.schema import click_view, clicks
+from trilha.ids import mint_click_id
 from trilha.passwords import hash_password
 from trilha.workspaces import Workspace, create_workspace
 
@@ -75,6 +77,24 @@ async def make_api_key(db: AsyncEngine, user: User) -> str:
     async with db.begin() as conn:
         _, secret = await create_api_key(conn, user, name="tests", now=now())
     return secret
+
+
+async def fetch_clicks(db: AsyncEngine, **where: Any) -> list[dict[str, Any]]:
+    """The clicks as trilha reads them (click_view: with their workspace and user agent)."""
+    columns = click_view.selected_columns
+    query = click_view.where(*(columns[name] == value for name, value in where.items()))
+    async with db.connect() as conn:
+        return [dict(row) for row in (await conn.execute(query)).mappings()]
+
+
+async def move_click(db: AsyncEngine, click_id: str, at: datetime) -> str:
+    """Make a click as if at ``at``: its time and its id, which begins with it; the new id."""
+    moved = mint_click_id(at)
+    async with db.begin() as conn:
+        await conn.execute(
+            update(clicks).where(clicks.c.id == click_id).values(id=moved, created_at=at)
+        )
+    return moved
 
 
 async def fetch_all(db: AsyncEngine, table: Table, **where: Any) -> list[dict[str, Any]]:

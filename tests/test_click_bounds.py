@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.apps import running_client
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_workspace
 from tests.logcapture import trilha_lines
 from tests.refusals import refuse_inserts
 from trilha.clicks import CUT_NOTE, MAX_VALUE_LENGTH
@@ -46,7 +46,7 @@ async def test_hostile_user_agents_cost_no_visitor_their_click(
     )
 
     assert [a.status_code for a in answers] == [302] * len(agents)
-    rows = await fetch_all(db, clicks)
+    rows = await fetch_clicks(db)
     assert sorted(r["sub1"] for r in rows) == sorted(f"v{n}" for n in range(len(agents)))
     hostile = [r for r in rows if r["user_agent"] == HOSTILE]
     assert len(hostile) == 4
@@ -74,7 +74,7 @@ async def test_over_long_parameters_and_referrer_are_stored_cut_with_a_note(
     )
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert row["sub1"] == "s" * MAX_VALUE_LENGTH
     assert row["utm_campaign"] == "u" * MAX_VALUE_LENGTH
     assert row["sub2"] == "short"
@@ -93,7 +93,7 @@ async def test_a_click_with_nothing_cut_carries_no_note(
 
     await client.get("/r/lp?sub1=" + "s" * MAX_VALUE_LENGTH + "&color=blue")
 
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert len(row["sub1"]) == MAX_VALUE_LENGTH
     assert row["params"] == {"color": "blue"}
 
@@ -116,7 +116,7 @@ async def test_a_click_the_database_refuses_costs_only_itself(
     assert [a.status_code for s, a in zip(subs, answers, strict=True) if s == "poison"] == [503] * 2
     by_sub = {s: a for s, a in zip(subs, answers, strict=True) if s != "poison"}
     assert [a.status_code for a in by_sub.values()] == [302] * LEGITIMATE
-    rows = await fetch_all(db, clicks)
+    rows = await fetch_clicks(db)
     # Each answered click stored once, under the id its redirect carries.
     assert sorted(r["sub1"] for r in rows) == sorted(by_sub)
     stored = {r["sub1"]: r["id"] for r in rows}
@@ -128,7 +128,7 @@ async def test_a_click_the_database_refuses_costs_only_itself(
 def test_every_bounded_click_column_is_bounded_or_filled_by_trilha() -> None:
     # ids trilha mints or reads from its own rows; the visitor's values are bounded (the visitor
     # key is an integer).
-    own = {"id", "workspace_id", "campaign_id", "source_id"}
+    own = {"id", "campaign_id", "source_id"}
     bounded_from_visitor = {"ip", "device_type", "os", "browser", "country"}
     assert set(max_lengths(clicks)) == own | bounded_from_visitor
 
@@ -150,5 +150,5 @@ async def test_a_click_from_an_over_long_forwarded_address_is_stored_bounded(
         response = await client.get("/r/lp", headers={"x-forwarded-for": forwarded})
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert row["ip"] == forwarded[: max_lengths(clicks)["ip"]]

@@ -7,9 +7,8 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_workspace
 from tests.web.callers import make_owner
-from trilha.db.schema import clicks
 
 
 @pytest.mark.parametrize(
@@ -36,7 +35,7 @@ async def test_it_stores_the_url_s_cost_when_it_reads_as_one_and_always_redirect
     response = await client.get(f"/r/{campaign.slug}", params={"cost": given})
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks, campaign_id=campaign.id)
+    [row] = await fetch_clicks(db, campaign_id=campaign.id)
     assert row["cost"] == stored
     assert row["params"]["cost"] == given
 

@@ -24,9 +24,9 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_domain, make_workspace
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_domain, make_workspace
 from tests.test_serve import free_port, trilha_serve
-from trilha.db.schema import clicks, conversions
+from trilha.db.schema import conversions
 
 CADDYFILE = Path(__file__).parent.parent / "deploy" / "Caddyfile"
 SHIPPED_UPSTREAM = "127.0.0.1:8000"  # where the shipped file finds `trilha serve`
@@ -225,7 +225,7 @@ async def test_a_verified_domain_gets_a_certificate_and_tracks_over_https(
         click = caddy.get(
             client, "go.example.com", "/r/lp", headers={"x-forwarded-for": "200.147.67.142"}
         )
-        [row] = await fetch_all(db, clicks)
+        [row] = await fetch_clicks(db)
         postback = caddy.get(
             client, "go.example.com", "/postback", params={"click_id": row["id"], "txid": "T1"}
         )

@@ -9,9 +9,8 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_source, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_source, make_workspace
 from trilha.clicks import preview_offer_url
-from trilha.db.schema import clicks
 from trilha.dimensions import CLICK_IDS, SUBS, UTMS
 from trilha.macros import BUILTIN_MACROS, fill_macros, unknown_macros
 
@@ -55,7 +54,7 @@ async def test_it_fills_every_built_in_macro(client: httpx.AsyncClient, db: Asyn
 
     assert response.status_code == 302
     filled = {k: v[0] for k, v in parse_qs(urlsplit(response.headers["location"]).query).items()}
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     created: datetime = row["created_at"]
     expected = {
         **SENT,
@@ -93,7 +92,7 @@ async def test_it_fills_any_query_parameter_by_name_but_never_overrides_built_in
 
     response = await client.get("/r/lp?color=azul&click_id=forged")
 
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert response.headers["location"] == (
         f"https://o.example.com/?cor=azul&cid={row['id']}&x={{missing}}"
     )

@@ -13,9 +13,10 @@ from sqlalchemy import bindparam, create_engine, inspect, text
 from trilha.db.engine import sync_url
 from trilha.db.migrate import alembic_config, migrate
 from trilha.db.partitions import not_a_partition
-from trilha.db.schema import Timestamp, metadata
+from trilha.db.schema import Timestamp, click_view, clicks, metadata
 from trilha.event_types import BUILTIN
-from trilha.visitors import visitor_key
+from trilha.ids import mint_click_id
+from trilha.visitors import agent_key, visitor_key
 
 
 def schema_differences(url: str) -> list[object]:
@@ -286,3 +287,85 @@ def test_clicks_from_before_the_hourly_sums_are_added_up_by_the_migration(
 
     ten = int(datetime(2026, 3, 1, 10, tzinfo=UTC).timestamp()) // 3600
     assert [tuple(row) for row in hours] == [(ten, "", "a", 2, 2, 1), (ten + 1, "", "", 1, 1, 0)]
+
+
+def test_clicks_from_before_the_stored_agents_keep_their_agent_and_workspace(
+    database_url: str,
+) -> None:
+    config = alembic_config(database_url)
+    engine = create_engine(config.attributes["url"])
+    phone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148"
+    old_clicks = sorted(  # (id, campaign, user agent): two agents, one of them twice
+        [
+            (mint_click_id(), "k1", phone),
+            (mint_click_id(), "k1", phone),
+            (mint_click_id(), "k2", "curl/8.5.0"),
+        ]
+    )
+    try:
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0023")
+        with engine.begin() as conn:
+            for workspace_id, campaign_id in (("w1", "k1"), ("w2", "k2")):
+                conn.execute(
+                    text(
+                        "INSERT INTO workspaces (id, name, timezone, currency, postback_token,"
+                        " created_at) VALUES (:id, :id, 'America/Sao_Paulo', 'BRL', :id,"
+                        " CURRENT_TIMESTAMP)"
+                    ),
+                    {"id": workspace_id},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO campaigns (id, workspace_id, name, host, slug, offer_url,"
+                        " status, created_at, updated_at) VALUES (:id, :workspace, :id, '', :id,"
+                        " 'https://offer.example.com/', 'active', CURRENT_TIMESTAMP,"
+                        " CURRENT_TIMESTAMP)"
+                    ),
+                    {"id": campaign_id, "workspace": workspace_id},
+                )
+            for click_id, campaign_id, user_agent in old_clicks:
+                conn.execute(
+                    text(
+                        "INSERT INTO clicks (id, workspace_id, campaign_id, created_at, ip,"
+                        " user_agent, visitor_key, device_type, os, browser, country, referrer,"
+                        " is_bot, is_unique, params) VALUES (:id, :workspace, :campaign,"
+                        " CURRENT_TIMESTAMP, '203.0.113.9', :agent, 1, 'mobile', 'iOS', 'Safari',"
+                        " 'BR', '', false, true, '{}')"
+                    ),
+                    {
+                        "id": click_id,
+                        "workspace": {"k1": "w1", "k2": "w2"}[campaign_id],
+                        "campaign": campaign_id,
+                        "agent": user_agent,
+                    },
+                )
+        migrate(database_url)
+        with engine.connect() as conn:
+            stored = dict(conn.execute(text("SELECT key, agent FROM user_agents")).all())
+            keys = conn.execute(text("SELECT user_agent_key FROM clicks ORDER BY id")).scalars()
+            keys = list(keys)
+            read = conn.execute(click_view.order_by(clicks.c.id)).mappings().all()
+        differences = schema_differences(database_url)
+        with engine.begin() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0023")
+        with engine.connect() as conn:
+            after_downgrade = conn.execute(
+                text("SELECT id, workspace_id, user_agent FROM clicks ORDER BY id")
+            ).all()
+    finally:
+        engine.dispose()
+
+    assert stored == {agent_key(phone): phone, agent_key("curl/8.5.0"): "curl/8.5.0"}
+    assert keys == [agent_key(agent) for _, _, agent in old_clicks]
+    assert [(r["id"], r["workspace_id"], r["user_agent"]) for r in read] == [
+        (click_id, {"k1": "w1", "k2": "w2"}[campaign_id], agent)
+        for click_id, campaign_id, agent in old_clicks
+    ]
+    assert differences == []
+    assert [tuple(row) for row in after_downgrade] == [
+        (click_id, {"k1": "w1", "k2": "w2"}[campaign_id], agent)
+        for click_id, campaign_id, agent in old_clicks
+    ]

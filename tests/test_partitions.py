@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.conftest import _admin
 from tests.deliveries.conftest import click_on, eventually, make_destination, report
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace
 from tests.test_retention import RETENTION, clicks_aged, rollup_clicks
 from tests.web.callers import make_owner
 from tests.web.sales import click, postback
@@ -38,7 +38,7 @@ from trilha.db.partitions import (
     months,
     validate_references,
 )
-from trilha.db.schema import clicks, conversions, deliveries, delivery_attempts
+from trilha.db.schema import conversions, deliveries, delivery_attempts
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
 from trilha.deliveries.worker import DeliveryWorker, drop_expired_attempts
@@ -127,7 +127,7 @@ async def test_the_migration_partitions_a_populated_table_by_month(
     await asyncio.to_thread(migrate, database_url)
 
     assert await one(db, "SELECT relkind FROM pg_class WHERE relname = 'clicks'") == "p"
-    assert {row["id"] for row in await fetch_all(db, clicks)} == {*old, *new}
+    assert {row["id"] for row in await fetch_clicks(db)} == {*old, *new}
     now, then = Month.of(datetime.now(UTC)), Month.of(datetime.now(UTC) - timedelta(days=70))
     wanted, month = set(), then
     while month != now.next().next().next():
@@ -214,7 +214,7 @@ async def test_retention_drops_a_past_month_whole_but_its_converted_clicks(
 
     assert purged == 0  # no batch needed: the month went whole
     assert CLICKS.partition(past) not in await month_names(db)
-    assert {row["id"] for row in await fetch_all(db, clicks)} == {old[0], *new}
+    assert {row["id"] for row in await fetch_clicks(db)} == {old[0], *new}
     assert await partition_of(db, old[0]) == CLICKS.default
     [conversion] = await fetch_all(db, conversions)
     assert conversion["click_id"] == old[0]

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import (
-    fetch_all,
+    fetch_clicks,
     make_campaign,
     make_domain,
     make_source,
@@ -52,7 +52,7 @@ async def test_it_stores_the_click_and_redirects_with_macros_filled(
 
     assert response.status_code == 302
     assert response.headers["cache-control"] == "no-store"
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     location = urlsplit(response.headers["location"])
     assert location.netloc == "pay.example.com"
     assert parse_qs(location.query) == {"src": [row["id"]], "sck": ["Black Friday_123"]}
@@ -80,7 +80,7 @@ async def test_it_answers_head_with_the_same_redirect_but_records_no_click(
 
     assert response.status_code == 302
     assert response.headers["location"] == "https://offer.example.com/?s=abc"
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_it_flags_bots_never_unique_and_still_redirects_them(
@@ -93,7 +93,7 @@ async def test_it_flags_bots_never_unique_and_still_redirects_them(
         response = await client.get("/r/lp", headers={"user-agent": agent})
         assert response.status_code == 302
 
-    rows = await fetch_all(db, clicks)
+    rows = await fetch_clicks(db)
     # A unique click is a person's: the per-unique-click cost model charges for none of these.
     assert [(r["is_bot"], r["device_type"], r["is_unique"]) for r in rows] == [
         (True, "bot", False)
@@ -112,7 +112,7 @@ async def test_it_counts_a_visitor_once_per_campaign_within_a_day(
     await client.get("/r/one", headers={"user-agent": "Mozilla/5.0 (Windows NT 10.0) Chrome/120"})
     await client.get("/r/two", headers={"user-agent": IPHONE})
 
-    rows = sorted(await fetch_all(db, clicks), key=lambda r: r["id"])
+    rows = sorted(await fetch_clicks(db), key=lambda r: r["id"])
     assert [r["is_unique"] for r in rows] == [True, False, True, True]
 
 
@@ -129,7 +129,7 @@ async def test_it_treats_a_visitor_as_new_after_24_hours(
 
     await client.get("/r/lp", headers={"user-agent": IPHONE})
 
-    rows = sorted(await fetch_all(db, clicks), key=lambda r: r["created_at"])
+    rows = sorted(await fetch_clicks(db), key=lambda r: r["created_at"])
     assert [r["is_unique"] for r in rows] == [True, True]
 
 
@@ -144,7 +144,7 @@ async def test_it_sends_unique_time_ordered_click_ids(
     ids = [parse_qs(urlsplit(r.headers["location"]).query)["c"][0] for r in responses]
     assert len(set(ids)) == 50
     assert all(re.fullmatch(r"[0-9A-Za-z]{23}", click_id) for click_id in ids)
-    stored = await fetch_all(db, clicks)
+    stored = await fetch_clicks(db)
     assert {r["id"] for r in stored} == set(ids)
     for row in stored:  # the id starts with the click's millisecond, so ids sort by time
         assert row["id"][:9] == to_base62(int(row["created_at"].timestamp() * 1000), 9)
@@ -171,7 +171,7 @@ async def test_it_fills_fields_from_the_traffic_sources_own_parameter_names(
     response = await client.get("/r/fb?fb_ad=999&pl=feed&other=1")
 
     assert response.headers["location"] == "https://o.example.com/?ad=999&pl=feed&src=Facebook"
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert (row["ad_id"], row["placement"], row["source_id"]) == ("999", "feed", source.id)
     assert row["params"] == {"other": "1"}
 
@@ -196,7 +196,7 @@ async def test_it_routes_a_custom_domain_to_its_own_workspace(
 
     assert default.headers["location"] == "https://first.example.com/"
     assert custom.headers["location"] == "https://second.example.com/"
-    rows = await fetch_all(db, clicks)
+    rows = await fetch_clicks(db)
     assert sorted(r["workspace_id"] for r in rows) == sorted([first.id, second.id])
 
 
@@ -217,7 +217,7 @@ async def test_it_sends_unknown_slugs_to_the_domains_fallback_url(
     assert from_domain.headers["location"] == "https://org.example.com/"
     assert on_default.status_code == 404
     assert "não existe" in on_default.text
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_it_sends_a_paused_campaigns_visitors_to_its_fallback(
@@ -239,7 +239,7 @@ async def test_it_sends_a_paused_campaigns_visitors_to_its_fallback(
     assert with_fallback.status_code == 302
     assert with_fallback.headers["location"] == "https://other-offer.example.com/"
     assert without.status_code == 404
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_it_applies_a_campaign_edit_to_the_very_next_click(
@@ -299,7 +299,7 @@ async def test_it_survives_malformed_query_strings(
     response = await client.get(path)
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert len(row["params"]) <= 64
     assert all("\x00" not in (row[f"sub{n}"] or "") for n in range(1, 11))
     assert len(row["sub1"] or "") <= 1024
@@ -319,7 +319,7 @@ async def test_it_survives_odd_headers(client: httpx.AsyncClient, db: AsyncEngin
     )
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert row["ip"] == "198.51.100.23"  # the peer is not a trusted proxy
     assert len(row["user_agent"]) <= 4096
     assert "\x00" not in row["referrer"]
@@ -340,7 +340,7 @@ async def test_it_stores_tabs_newlines_backslashes_and_accents_exactly(
     )
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert row["sub1"] == odd
     assert row["params"] == {"color": odd, odd: "key"}
     assert row["user_agent"] == "Agent\\with\\backslashes\tand tab"
@@ -354,7 +354,7 @@ async def test_it_answers_404_for_paths_that_cannot_be_slugs(
     response = await client.get(path)
 
     assert response.status_code == 404
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_it_refuses_other_methods(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -364,7 +364,7 @@ async def test_it_refuses_other_methods(client: httpx.AsyncClient, db: AsyncEngi
     response = await client.post("/r/lp")
 
     assert response.status_code == 405
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_it_answers_503_and_no_redirect_when_the_database_is_unreachable(
@@ -399,7 +399,7 @@ async def test_it_reconnects_after_losing_its_database_connection(
 
     # The batch that finds the connection gone is not stored and says so; the next ones are.
     assert answers in ([503, 302, 302], [302, 302, 302])
-    assert len(await fetch_all(db, clicks)) == 1 + answers.count(302)
+    assert len(await fetch_clicks(db)) == 1 + answers.count(302)
 
 
 async def _drop_writer_connection(app: TrilhaApp, db: AsyncEngine) -> None:

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign
+from tests.factories import fetch_all, fetch_clicks, make_campaign
 from tests.web.callers import make_owner
 from tests.web.sales import click, postback
 from trilha.campaigns import Campaign
@@ -69,7 +69,7 @@ async def test_old_unconverted_clicks_go_and_reports_keep_counting_them(
     purged = await purge_old_clicks(db, older_than=datetime.now(UTC) - RETENTION)
 
     assert purged == 4
-    kept = {row["id"] for row in await fetch_all(db, clicks)}
+    kept = {row["id"] for row in await fetch_clicks(db)}
     assert kept == {old[0], *new}
     [conversion] = await fetch_all(db, conversions)
     assert conversion["click_id"] == old[0]
@@ -98,7 +98,7 @@ async def test_a_rebuild_of_the_rollups_leaves_the_purged_days_sums(
         since = all_kept_since(datetime.now(UTC), RETENTION.days)
         await conn.run_sync(rebuild_rollups, since=since)
 
-    assert len(await fetch_all(db, clicks)) == 2
+    assert len(await fetch_clicks(db)) == 2
     assert await rollup_clicks(db) == (5, 5)
 
 
@@ -119,7 +119,7 @@ async def test_it_purges_a_batch_per_call_and_goes_on_after_the_last(
         last = await conn.run_sync(purge_clicks, older_than=older_than, after=ids[3], limit=2)
 
     assert (first, second, last) == ((2, ids[1]), (2, ids[3]), (1, None))
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_clicks_within_the_retention_stay(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -130,7 +130,7 @@ async def test_clicks_within_the_retention_stay(client: httpx.AsyncClient, db: A
     purged = await purge_old_clicks(db, older_than=datetime.now(UTC) - RETENTION)
 
     assert purged == 0
-    assert len(await fetch_all(db, clicks)) == 2
+    assert len(await fetch_clicks(db)) == 2
 
 
 async def test_the_serving_process_purges_only_when_a_retention_is_set(
@@ -141,9 +141,9 @@ async def test_the_serving_process_purges_only_when_a_retention_is_set(
     await clicks_aged(client, db, workspace, campaign, count=2, age=timedelta(days=400))
 
     await purge_expired_clicks(db, days=0)
-    assert len(await fetch_all(db, clicks)) == 2
+    assert len(await fetch_clicks(db)) == 2
     await purge_expired_clicks(db, days=365)
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
 
 
 async def test_old_log_entries_and_payloads_go_a_batch_per_transaction(

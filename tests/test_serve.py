@@ -15,8 +15,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
-from trilha.db.schema import clicks
+from tests.factories import fetch_clicks, make_campaign, make_workspace
 
 STARTUP_TIMEOUT = 20.0
 
@@ -77,7 +76,7 @@ async def test_a_click_survives_a_server_kill_right_after_its_302(
         os.killpg(process.pid, signal.SIGKILL)
 
     assert response.status_code == 302
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert response.headers["location"] == f"https://o.example.com/?c={row['id']}"
 
 

@@ -9,10 +9,9 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_domain, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_domain, make_workspace
 from tests.test_serve import trilha_serve
 from trilha.app import create_app
-from trilha.db.schema import clicks
 from trilha.settings import Settings
 
 ASK = "/internal/tls-allowed"
@@ -123,5 +122,5 @@ async def test_a_proxy_on_the_loopback_passes_on_the_visitors_address_by_default
         response = httpx.get(f"{base}/r/lp", headers={"x-forwarded-for": "200.147.67.142"})
 
     assert response.status_code == 302
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     assert (click["ip"], click["country"]) == ("200.147.67.142", "BR")

@@ -11,9 +11,8 @@ from mmdb_writer import MMDBWriter
 from netaddr import IPSet
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_workspace
 from trilha.app import create_app
-from trilha.db.schema import clicks
 from trilha.settings import Settings
 from trilha.visitors import CountryLookup, client_ip, parse_device
 
@@ -127,5 +126,5 @@ async def test_the_redirect_records_the_forwarded_visitor_and_its_country(
         await app.runtime.stop()
 
     assert response.headers["location"] == "https://o.example.com/?c=BR"
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
     assert (row["ip"], row["country"]) == ("200.147.67.142", "BR")

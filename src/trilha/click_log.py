@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Select, and_, exists, or_, select
+from sqlalchemy import Select, exists
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha.conversions.lookup import (
@@ -19,7 +19,7 @@ from trilha.conversions.lookup import (
     conversions_of_clicks,
     status_history,
 )
-from trilha.db.schema import clicks, conversions
+from trilha.db.schema import campaigns, click_view, clicks, clicks_made, conversions
 from trilha.dimensions import SUBS
 from trilha.errors import InvalidInput, NotFound
 
@@ -107,12 +107,13 @@ def _day_end(day: date, timezone: str) -> datetime | None:
 async def list_click_log(
     conn: AsyncConnection, workspace_id: str, timezone: str, where: ClickFilter, *, limit: int
 ) -> list[LoggedClick]:
-    """Newest first, at most ``limit`` (bounded by MAX_PAGE), read through the workspace's
-    (or the campaign's) click index by time; each with its conversions."""
-    query = _filtered(select(clicks).where(clicks.c.workspace_id == workspace_id), where, timezone)
+    """Newest first, at most ``limit`` (bounded by MAX_PAGE), each with its conversions. A
+    click's id begins with its time (trilha.ids.mint_click_id), so the primary key, read
+    backwards from the window's end, gives the clicks newest first and the keyset is the id."""
+    query = _filtered(click_view.where(campaigns.c.workspace_id == workspace_id), where, timezone)
     if where.before_id is not None:
-        query = query.where(*_older_than(workspace_id, where.before_id))
-    ordered = query.order_by(clicks.c.created_at.desc(), clicks.c.id.desc())
+        query = query.where(clicks.c.id < where.before_id)
+    ordered = query.order_by(clicks.c.id.desc())
     rows = [
         dict(row) for row in (await conn.execute(ordered.limit(min(limit, MAX_PAGE)))).mappings()
     ]
@@ -144,34 +145,12 @@ def _filtered(query: Select[Any], where: ClickFilter, timezone: str) -> Select[A
         since = max(since, start) if since is not None else start
     if where.to_day is not None and (end := _day_end(where.to_day, timezone)):
         until = min(until, end) if until is not None else end
-    if since is not None:
-        query = query.where(c.created_at >= since)
-    if until is not None:
-        query = query.where(c.created_at < until)
-    return query
-
-
-def _older_than(workspace_id: str, before_id: str) -> tuple[Any, ...]:
-    """The keyset: clicks after (older than) the cursor click in (created_at, id) order. Written
-    as a range on created_at plus a tie-break, so that the index by time serves it; an unknown
-    cursor gives no rows."""
-    cursor = (
-        select(clicks.c.created_at)
-        .where(clicks.c.id == before_id, clicks.c.workspace_id == workspace_id)
-        .scalar_subquery()
-    )
-    return (
-        clicks.c.created_at <= cursor,
-        or_(
-            clicks.c.created_at < cursor,
-            and_(clicks.c.created_at == cursor, clicks.c.id < before_id),
-        ),
-    )
+    return query.where(*clicks_made(since, until))
 
 
 async def get_click_detail(conn: AsyncConnection, workspace_id: str, click_id: str) -> ClickDetail:
     """One click with all its parameters, its conversions and each one's status history."""
-    query = select(clicks).where(clicks.c.workspace_id == workspace_id, clicks.c.id == click_id)
+    query = click_view.where(campaigns.c.workspace_id == workspace_id, clicks.c.id == click_id)
     row = (await conn.execute(query)).mappings().first()
     if row is None:
         raise NotFound("click not found")

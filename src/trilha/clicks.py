@@ -24,7 +24,7 @@ from trilha.ids import mint_click_id
 from trilha.links import Link
 from trilha.macros import compile_template, unknown_macros
 from trilha.reports.rollups import add_clicks
-from trilha.visitors import Device, Visitor
+from trilha.visitors import Device, Visitor, agent_key
 
 UNIQUE_WINDOW = timedelta(hours=24)
 MAX_PARAMS = 64
@@ -94,9 +94,9 @@ def read_query(query: str) -> tuple[dict[str, str], list[str]]:
 def build_click(
     link: Link, request: ClickRequest, *, click_id: str, visitor_key: int, is_unique: bool
 ) -> dict[str, Any]:
-    """The click row: the columns every click fills, plus the ad dimensions its query parameters
-    (or the traffic source's own names for them) fill; the other parameters go into ``params``,
-    with a note of what was cut."""
+    """The click as ``click_view`` reads it, with the key of its user agent: the columns every
+    click fills, plus the ad dimensions its query parameters (or the traffic source's own names
+    for them) fill; the other parameters go into ``params``, with a note of what was cut."""
     visitor = request.visitor
     device = visitor.device
     params = request.params
@@ -113,6 +113,7 @@ def build_click(
         "created_at": request.now,
         "ip": ip,
         "user_agent": visitor.user_agent,
+        "user_agent_key": agent_key(visitor.user_agent),
         "visitor_key": visitor_key,
         "device_type": device.device_type,
         "os": device.os,
@@ -214,6 +215,7 @@ def record_clicks(
             )
         )
         seen.add(key)
+    _store_agents(cursor, dialect, rows)
     if dialect.name == "postgresql":
         _copy(cursor, rows)
     else:
@@ -222,10 +224,30 @@ def record_clicks(
     return rows
 
 
+_AGENTS_SQL = {
+    "sqlite": "INSERT OR IGNORE INTO user_agents (key, agent)"
+    " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:agents)",
+    "postgresql": "INSERT INTO user_agents (key, agent)"
+    " SELECT CAST(value ->> 0 AS BIGINT), value ->> 1"
+    " FROM json_array_elements(CAST(:agents AS JSON)) ON CONFLICT DO NOTHING",
+}
+
+
+def _store_agents(cursor: Cursor, dialect: Dialect, rows: Sequence[Mapping[str, Any]]) -> None:
+    """The batch's user agents not stored yet, in one statement (in key order, so that two
+    processes storing the same new agents wait for each other rather than deadlock)."""
+    agents = sorted({(row["user_agent_key"], row["user_agent"]) for row in rows})
+    sql = driver_sql(_AGENTS_SQL[dialect.name], dialect.paramstyle)
+    cursor.execute(sql, {"agents": json.dumps(agents)})
+
+
 # Click columns a row often leaves empty: on SQLite each INSERT names only those its rows fill,
 # since binding a NULL costs the driver more than binding a value (Python's sqlite3 looks for an
 # adapter, and fails, for every None).
 _COLUMNS = tuple(c.name for c in clicks.columns)
+# What a click row holds that the table does not: click_view reads them through the campaign and
+# the user agent's row.
+_READ_THROUGH = frozenset({"workspace_id", "user_agent"})
 _OPTIONAL_COLUMNS = frozenset({"source_id", "cost", *DIMENSIONS})
 _REQUIRED_COLUMNS = tuple(name for name in _COLUMNS if name not in _OPTIONAL_COLUMNS)
 _OPTIONAL_ORDER = tuple(name for name in _COLUMNS if name in _OPTIONAL_COLUMNS)
@@ -270,7 +292,7 @@ def _insert(cursor: Cursor, dialect: Dialect, rows: Sequence[Mapping[str, Any]])
     share one), each row a plain tuple whose values went through their column type's own
     conversion, so that a row is stored exactly as SQLAlchemy would store it."""
     required = _required(dialect)
-    width = len(_REQUIRED_COLUMNS)
+    width = len(_REQUIRED_COLUMNS) + len(_READ_THROUGH)
     shapes: dict[tuple[str, ...], list[list[Any]]] = {}
     for row in rows:
         values = required.parameters(row)

@@ -6,7 +6,8 @@ import hashlib
 import os
 import secrets
 import time
-from datetime import datetime
+from contextlib import suppress
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -75,6 +76,27 @@ def click_ids_from(at: datetime) -> str:
     '00000000z'
     """
     return _time_part(int(at.timestamp() * 1000))
+
+
+def click_id_window(
+    since: datetime | None, until: datetime | None
+) -> tuple[str | None, str | None]:
+    """The ids of the clicks made from ``since`` to before ``until``: at least the first, below
+    the second. None where the ids cannot say (no time, a time before 1970, the last
+    millisecond of 9999); a click made in ``until``'s own millisecond, before it, sorts below.
+
+    >>> from datetime import UTC
+    >>> click_id_window(datetime(1970, 1, 1, 0, 0, 0, 61000, tzinfo=UTC), None)
+    ('00000000z', None)
+    """
+    low = high = None
+    if since is not None:
+        with suppress(ValueError, OverflowError):
+            low = click_ids_from(since)
+    if until is not None:
+        with suppress(ValueError, OverflowError):
+            high = click_ids_from(until + timedelta(milliseconds=1))
+    return low, high
 
 
 def new_id() -> str:

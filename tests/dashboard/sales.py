@@ -8,9 +8,8 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, now
+from tests.factories import fetch_clicks, make_campaign, now
 from trilha.campaigns import Campaign
-from trilha.db.schema import clicks
 from trilha.merchants import MerchantRow, create_merchant
 from trilha.workspaces import Workspace
 
@@ -32,7 +31,7 @@ async def make_click(
     made = await make_campaign(db, workspace, **campaign)
     async with httpx.AsyncClient() as client:
         await client.get(f"{live_server}/r/{made.slug}")
-    rows = await fetch_all(db, clicks, campaign_id=made.id)
+    rows = await fetch_clicks(db, campaign_id=made.id)
     return made, str(rows[-1]["id"])
 
 

@@ -10,8 +10,8 @@ from playwright.async_api import Page, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account, add_to_workspace, screenshot, sign_in
-from tests.factories import fetch_all, make_campaign, make_source, make_user
-from trilha.db.schema import campaigns, clicks
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_source, make_user
+from trilha.db.schema import campaigns
 from trilha.workspaces import Role
 
 pytestmark = BROWSER
@@ -47,7 +47,7 @@ async def test_a_campaign_made_with_the_form_has_a_working_tracking_link(
         response = await client.get(tracking_url, params={"ad_id": "987"})
 
     assert response.status_code == 302
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     assert (
         response.headers["location"] == f"https://pay.example.com/checkout?src={click['id']}&ad=987"
     )

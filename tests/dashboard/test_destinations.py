@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.dashboard.conftest import BROWSER, Account
 from tests.dashboard.sales import make_click
 from tests.deliveries.receiver import Receiver
-from tests.factories import fetch_all
-from trilha.db.schema import clicks, destinations
+from tests.factories import fetch_all, fetch_clicks
+from trilha.db.schema import destinations
 from trilha.settings import Settings
 
 pytestmark = BROWSER
@@ -68,7 +68,7 @@ async def sale(live_server: str, token: str, click_id: str, status: str = "appro
 
 
 async def last_click(db: AsyncEngine, campaign_id: str) -> str:
-    rows = await fetch_all(db, clicks, campaign_id=campaign_id)
+    rows = await fetch_clicks(db, campaign_id=campaign_id)
     return str(max(rows, key=lambda r: r["created_at"])["id"])
 
 

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account
 from tests.dashboard.sales import make_merchant, send_generic
-from tests.factories import fetch_all, make_campaign, make_source
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_source
 from trilha.db.schema import clicks, conversions, cost_models, deliveries, delivery_attempts
 from trilha.db.schema import destinations as destination_table
 from trilha.deliveries.destinations import Spec, create_destination
@@ -104,7 +104,7 @@ async def two_weeks_of_sales(db: AsyncEngine, owner: Account, live_server: str) 
                     params={"sub1": f"criativo-{n % 3 + 1}"},
                     headers={"user-agent": f"Mozilla/5.0 (Linux; Android 14; visitor {n})"},
                 )
-            ids = [str(row["id"]) for row in await fetch_all(db, clicks, campaign_id=campaign.id)]
+            ids = [str(row["id"]) for row in await fetch_clicks(db, campaign_id=campaign.id)]
             sold += [(click_id, ticket) for click_id in ids if chance.randrange(100) < rate]
     chance.shuffle(sold)
     for n, (click_id, ticket) in enumerate(sold):
@@ -114,7 +114,7 @@ async def two_weeks_of_sales(db: AsyncEngine, owner: Account, live_server: str) 
     await send_generic(live_server, workspace, click_id="perdido-1", txid="HP-4999", payout="97")
 
     now = datetime.now(UTC)
-    made = await fetch_all(db, clicks, workspace_id=workspace.id)
+    made = await fetch_clicks(db, workspace_id=workspace.id)
     told = await fetch_all(db, deliveries, workspace_id=workspace.id)
     async with db.begin() as conn:  # spread over the last two weeks, today's hours so far
         for row in made:

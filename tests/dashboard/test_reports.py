@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dashboard.conftest import BROWSER, Account, screenshot
 from tests.dashboard.sales import send_generic
-from tests.factories import fetch_all, make_campaign, make_source
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_source
 from trilha.campaigns import Campaign
-from trilha.db.schema import clicks, memberships
+from trilha.db.schema import memberships
 from trilha.workspaces import Workspace
 
 pytestmark = BROWSER
@@ -36,7 +36,7 @@ async def visit(db: AsyncEngine, live_server: str, campaign: Campaign, n: int, s
             headers={"user-agent": IPHONE.format(n=n)},
         )
     assert response.status_code == 302
-    rows = await fetch_all(db, clicks, campaign_id=campaign.id)
+    rows = await fetch_clicks(db, campaign_id=campaign.id)
     return str(max(rows, key=lambda row: row["created_at"])["id"])
 
 

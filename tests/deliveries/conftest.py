@@ -16,8 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.conftest import settings_for
 from tests.deliveries.receiver import Canary, Receiver
 from tests.dns_server import DnsServer
-from tests.factories import fetch_all, make_campaign
-from trilha.db.schema import clicks
+from tests.factories import fetch_clicks, make_campaign
 from trilha.deliveries.build import Endpoints
 from trilha.deliveries.destination import Destination
 from trilha.deliveries.destinations import Spec, create_destination
@@ -73,7 +72,7 @@ async def click_on(
 ) -> dict[str, Any]:
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}{query}")
-    rows = await fetch_all(db, clicks, campaign_id=campaign.id)
+    rows = await fetch_clicks(db, campaign_id=campaign.id)
     return rows[-1]
 
 

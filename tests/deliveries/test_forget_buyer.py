@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.deliveries.conftest import eventually, make_destination
 from tests.deliveries.receiver import Receiver
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace
 from tests.postbacks.shop import make_merchant
 from tests.postbacks.test_platform_hotmart import HOTTOK, purchase
 from tests.test_serve import trilha_serve
@@ -173,7 +173,7 @@ async def assert_forgotten_everywhere(db: AsyncEngine, forgotten: httpx.Response
     assert await deletes_securely(db)
     for name, content in database_files(db).items():
         assert forms_in(content.decode("latin-1")) == [], name
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     assert (click["sub1"], click["params"]["ref"]) == ("[forgotten]", "[forgotten]")
     [counted] = await fetch_all(db, click_sub1_hours)
     assert (counted["sub1"], counted["clicks"]) == ("[forgotten]", 1)  # still counted
@@ -253,9 +253,7 @@ async def test_the_buyer_s_phone_in_a_sub_id_is_found_however_written_and_clicks
     )
 
     assert forgotten.json()["clicks"] == 2
-    subs = sorted(
-        (c["sub1"], c["sub2"] or "", c["sub3"] or "") for c in await fetch_all(db, clicks)
-    )
+    subs = sorted((c["sub1"], c["sub2"] or "", c["sub3"] or "") for c in await fetch_clicks(db))
     assert subs == [
         ("[forgotten]", "", ""),
         ("[forgotten]", "[forgotten]", "kept"),

@@ -12,9 +12,8 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_workspace
 from tests.faults.server import Server, is_running
-from trilha.db.schema import clicks
 
 REPLACEMENT_TIMEOUT = 30.0
 CONNECT_TRIES = 5
@@ -76,5 +75,5 @@ async def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(
     log = server.log()
     assert "Unexpected exit from worker-1" in log
     assert f"Spawning worker-1 with PID: {replacement}" in log
-    stored = {row["id"] for row in await fetch_all(db, clicks)}
+    stored = {row["id"] for row in await fetch_clicks(db)}
     assert stored == set(acknowledged)

@@ -12,9 +12,9 @@ from urllib.parse import parse_qs, quote, quote_plus, urlencode, urlsplit
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace, now
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace, now
 from trilha.campaigns import Campaign, update_campaign
-from trilha.db.schema import clicks, conversion_status_history, conversions, postback_log
+from trilha.db.schema import conversion_status_history, conversions, postback_log
 from trilha.merchants import MerchantRow, create_merchant
 from trilha.workspaces import Workspace
 
@@ -52,7 +52,7 @@ async def click_through(
     response = await client.get(f"/r/{campaign.slug}")
     assert response.status_code == 302
     [click_id] = parse_qs(urlsplit(response.headers["location"]).query)[param]
-    stored = {row["id"] for row in await fetch_all(db, clicks, campaign_id=campaign.id)}
+    stored = {row["id"] for row in await fetch_clicks(db, campaign_id=campaign.id)}
     assert click_id in stored
     return click_id
 

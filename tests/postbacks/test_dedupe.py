@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace, now
-from trilha.db.schema import clicks, conversions
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace, now
+from trilha.db.schema import conversions
 from trilha.merchants import create_merchant
 from trilha.workspaces import Workspace
 
@@ -32,7 +32,7 @@ async def setup(
         )
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     return workspace, str(click["id"])
 
 

@@ -11,9 +11,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace
 from trilha.db.schema import (
-    clicks,
     conversion_status_history,
     conversions,
     postback_log,
@@ -26,7 +25,7 @@ from trilha.workspaces import Workspace
 async def click_on(client: httpx.AsyncClient, db: AsyncEngine, workspace: Workspace) -> str:
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    rows = await fetch_all(db, clicks, campaign_id=campaign.id)
+    rows = await fetch_clicks(db, campaign_id=campaign.id)
     return str(rows[-1]["id"])
 
 

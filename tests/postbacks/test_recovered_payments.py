@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace
 from tests.postbacks.shop import only_conversion, status_history
-from trilha.db.schema import clicks, conversion_status_history, postback_log
+from trilha.db.schema import conversion_status_history, postback_log
 from trilha.workspaces import Workspace
 
 
@@ -19,7 +19,7 @@ async def sale(client: httpx.AsyncClient, db: AsyncEngine) -> tuple[Workspace, d
     workspace = await make_workspace(db)
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     base = {"token": workspace.postback_token, "click_id": click["id"], "txid": "T1"}
     return workspace, {**base, "payout": "197.00"}
 

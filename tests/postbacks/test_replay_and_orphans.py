@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace, now
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace, now
 from trilha.conversions.orphans import attach_orphan, attach_orphans
 from trilha.db.schema import clicks, conversions, postback_log
 from trilha.errors import InvalidInput, NotFound
@@ -22,7 +22,7 @@ async def test_replaying_after_adding_the_missing_event_type_creates_the_convers
     workspace = await make_workspace(db)
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     failed = await client.get(
         "/pb",
         params={
@@ -95,7 +95,7 @@ async def test_replay_accepts_only_invalid_or_orphan_entries_of_the_workspace(
     other = await make_workspace(db)
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     created = await client.get(
         "/pb", params={"token": workspace.postback_token, "click_id": click["id"], "txid": "T"}
     )
@@ -114,7 +114,7 @@ async def test_an_orphan_is_attached_when_its_click_appears(
     workspace = await make_workspace(db)
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     # The click id arrives before its click is in the database (e.g. clicks imported later).
     async with db.begin() as conn:
         await conn.execute(update(clicks).values(id="HIDDEN"))
@@ -140,7 +140,7 @@ async def test_an_orphan_can_be_attached_by_hand(
     workspace = await make_workspace(db)
     campaign = await make_campaign(db, workspace)
     await client.get(f"/r/{campaign.slug}")
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     orphan = await client.get(
         "/pb", params={"token": workspace.postback_token, "click_id": "from-email", "txid": "T1"}
     )

@@ -27,12 +27,11 @@ async def test_a_report_by_day_reads_one_row_a_day(db: AsyncEngine) -> None:
     start = datetime(2026, 11, 3, 0, 0, 7, tzinfo=SAO_PAULO).astimezone(UTC)
     rows = [
         {
-            "id": mint_click_id(),
-            "workspace_id": workspace.id,
+            "id": mint_click_id(start + timedelta(minutes=36 * i)),
             "campaign_id": campaign.id,
             "created_at": start + timedelta(minutes=36 * i),
             "ip": "203.0.113.9",
-            "user_agent": "ua",
+            "user_agent_key": 0,  # no stored agent: read as ""
             "visitor_key": i,
             "device_type": "mobile",
             "os": "os",

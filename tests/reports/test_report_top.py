@@ -52,17 +52,17 @@ async def history(client: httpx.AsyncClient, db: AsyncEngine) -> tuple[Workspace
     for _ in range(2):  # bots: httpx's own user agent
         assert (await client.get("/r/lp", params={"sub1": "e"})).status_code == 302
     # A click of two days ago whose sale comes today: "z" has a sale and no click today.
-    old = mint_click_id()
+    made = datetime.now(UTC) - timedelta(days=2)
+    old = mint_click_id(made)
     async with db.begin() as conn:
         await conn.execute(
             clicks.insert(),
             {
                 "id": old,
-                "workspace_id": workspace.id,
                 "campaign_id": campaign.id,
-                "created_at": datetime.now(UTC) - timedelta(days=2),
+                "created_at": made,
                 "ip": "203.0.113.9",
-                "user_agent": "ua",
+                "user_agent_key": 0,  # no stored agent: read as ""
                 "visitor_key": 1,
                 "device_type": "mobile",
                 "os": "iOS",

@@ -7,13 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import make_campaign, make_source
+from tests.factories import make_campaign, make_source, move_click
 from tests.web.callers import make_owner
 from tests.web.sales import postback
-from trilha.db.schema import clicks
 
 BOT = "curl/8.5.0"
 PHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148"
@@ -91,13 +89,13 @@ async def test_it_reads_days_on_the_workspaces_clock(
 ) -> None:
     owner, workspace = await make_owner(db, timezone="America/Sao_Paulo")
     await make_campaign(db, workspace, slug="lp")
-    late = await visit(client, "/r/lp")
-    early = await visit(client, "/r/lp")
-    async with db.begin() as conn:
-        # 01:30 UTC on 2 May is still 1 May in São Paulo (-03:00); 03:30 UTC is 2 May there.
-        for click_id, hour in ((late, 1), (early, 3)):
-            at = datetime(2024, 5, 2, hour, 30, tzinfo=UTC)
-            await conn.execute(update(clicks).where(clicks.c.id == click_id).values(created_at=at))
+    # 01:30 UTC on 2 May is still 1 May in São Paulo (-03:00); 03:30 UTC is 2 May there.
+    late = await move_click(
+        db, await visit(client, "/r/lp"), datetime(2024, 5, 2, 1, 30, tzinfo=UTC)
+    )
+    early = await move_click(
+        db, await visit(client, "/r/lp"), datetime(2024, 5, 2, 3, 30, tzinfo=UTC)
+    )
 
     async def ids(**params: str) -> list[str]:
         response = await client.get(log_url(workspace.id), params=params, headers=owner.headers)
@@ -112,10 +110,9 @@ async def test_it_pages_by_keyset_in_time_order(client: httpx.AsyncClient, db: A
     owner, workspace = await make_owner(db)
     await make_campaign(db, workspace, slug="lp")
     made = [await visit(client, "/r/lp") for _ in range(5)]
-    async with db.begin() as conn:
-        # Two clicks in the same millisecond: the id breaks the tie.
-        same = datetime(2024, 5, 1, 12, tzinfo=UTC)
-        await conn.execute(update(clicks).where(clicks.c.id.in_(made[1:3])).values(created_at=same))
+    # Two clicks of an earlier millisecond: the rest of the id breaks the tie.
+    same = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    made[1:3] = sorted([await move_click(db, click_id, same) for click_id in made[1:3]])
 
     seen: list[str] = []
     params: dict[str, str | int] = {"limit": 2}

@@ -6,12 +6,10 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_workspace
+from tests.factories import fetch_clicks, make_campaign, make_workspace, move_click
 from tests.web.callers import make_member, make_owner
-from trilha.db.schema import clicks
 from trilha.dimensions import DIMENSIONS
 from trilha.web.api.schemas import ClickOut
 from trilha.workspaces import Role, Workspace
@@ -26,7 +24,7 @@ async def click(client: httpx.AsyncClient, path: str) -> None:
 
 
 async def stored_ids(db: AsyncEngine, workspace: Workspace) -> list[str]:
-    rows = await fetch_all(db, clicks, workspace_id=workspace.id)
+    rows = await fetch_clicks(db, workspace_id=workspace.id)
     return sorted((row["id"] for row in rows), reverse=True)
 
 
@@ -86,7 +84,7 @@ async def test_it_filters_by_campaign_and_click_id(
     await make_campaign(db, workspace, slug="two")
     await click(client, "/r/one")
     await click(client, "/r/two")
-    [first] = await fetch_all(db, clicks, campaign_id=one.id)
+    [first] = await fetch_clicks(db, campaign_id=one.id)
 
     by_campaign = await client.get(
         clicks_url(workspace.id), params={"campaign_id": one.id}, headers=owner.headers
@@ -105,12 +103,7 @@ async def test_it_filters_by_time_in_any_offset(client: httpx.AsyncClient, db: A
     await click(client, "/r/lp")
     await click(client, "/r/lp")
     [old, new] = sorted(await stored_ids(db, workspace))
-    async with db.begin() as conn:
-        await conn.execute(
-            update(clicks)
-            .where(clicks.c.id == old)
-            .values(created_at=datetime(2024, 5, 1, 2, 30, tzinfo=UTC))
-        )
+    old = await move_click(db, old, datetime(2024, 5, 1, 2, 30, tzinfo=UTC))
 
     # 2024-05-01T00:00-03:00 is 03:00 UTC: after the old click, before the new one.
     since = await client.get(
@@ -177,7 +170,7 @@ async def test_it_shows_one_click_to_a_viewer(client: httpx.AsyncClient, db: Asy
     await make_campaign(db, workspace, slug="lp")
     viewer = await make_member(db, workspace, Role.VIEWER)
     await click(client, "/r/lp?gclid=G1")
-    [row] = await fetch_all(db, clicks)
+    [row] = await fetch_clicks(db)
 
     response = await client.get(f"{clicks_url(workspace.id)}/{row['id']}", headers=viewer.headers)
 
@@ -193,7 +186,7 @@ async def test_it_hides_the_clicks_of_other_workspaces(
     other = await make_workspace(db)
     await make_campaign(db, other, slug="theirs")
     await click(client, "/r/theirs")
-    [theirs] = await fetch_all(db, clicks)
+    [theirs] = await fetch_clicks(db)
 
     listed = await client.get(clicks_url(workspace.id), headers=owner.headers)
     shown = await client.get(f"{clicks_url(workspace.id)}/{theirs['id']}", headers=owner.headers)

@@ -12,13 +12,13 @@ import httpx
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign, make_source
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_source
 from tests.reports.test_api_reports import visit
 from tests.web.callers import Caller, make_owner
 from tests.web.sales import click, postback
 from trilha.campaigns import Campaign
 from trilha.db.engine import reading
-from trilha.db.schema import clicks, cost_days, cost_models
+from trilha.db.schema import cost_days, cost_models
 from trilha.workspaces import Workspace
 
 
@@ -308,7 +308,7 @@ async def test_a_click_is_answered_and_stored_while_a_large_import_is_being_stor
     stored_when_clicked = await stored_days(db, campaign)
 
     assert 0 < stored_when_clicked < lines  # the click came between the import's chunks
-    assert await fetch_all(db, clicks, id=click_id) != []
+    assert await fetch_clicks(db, id=click_id) != []
     imported = await importing
     assert imported.status_code == 200, imported.text
     assert await stored_days(db, campaign) == lines

@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dns_server import DnsServer
-from tests.factories import fetch_all, make_campaign, make_domain, make_workspace
+from tests.factories import fetch_all, fetch_clicks, make_campaign, make_domain, make_workspace
 from tests.web.callers import Caller, make_member, make_owner
 from trilha.app import create_app
-from trilha.db.schema import clicks, conversions, domains
+from trilha.db.schema import conversions, domains
 from trilha.settings import Settings
 from trilha.workspaces import Role
 
@@ -280,7 +280,7 @@ async def test_a_pending_domain_routes_no_click_and_no_postback(
     }
     assert click.status_code == 404
     assert postback.status_code == 401
-    assert await fetch_all(db, clicks) == []
+    assert await fetch_clicks(db) == []
     assert await fetch_all(db, conversions) == []
 
 
@@ -294,7 +294,7 @@ async def test_a_domain_whose_txt_record_holds_its_token_is_verified_and_routes(
     answer = await verify(client, owner, workspace.id, domain["id"])
     campaign = await campaign_on(client, owner, workspace.id, "go.example.com", "offer")
     click = await client.get("/r/offer", headers={"host": "go.example.com"})
-    [click_row] = await fetch_all(db, clicks)
+    [click_row] = await fetch_clicks(db)
     postback = await client.get(
         "/postback",
         params={"click_id": click_row["id"], "txid": "T1"},
@@ -415,7 +415,7 @@ async def test_the_workspace_that_proves_control_takes_the_domain_over(
     assert first_view.json()["check_error"] == (
         "another workspace proved control of this domain; verify it again"
     )
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     assert click["workspace_id"] == second.id
 
 

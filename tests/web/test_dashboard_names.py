@@ -6,11 +6,10 @@ from __future__ import annotations
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import fetch_all, make_campaign
+from tests.factories import fetch_clicks, make_campaign
 from tests.web.browsers import signed_in
 from tests.web.callers import make_owner
 from trilha.app import TrilhaApp
-from trilha.db.schema import clicks
 
 IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148 Safari/604.1"
 
@@ -21,7 +20,7 @@ async def test_a_phone_is_a_celular_in_a_report_and_on_its_click(
     owner, workspace = await make_owner(db)
     await make_campaign(db, workspace, slug="lp")
     assert (await client.get("/r/lp", headers={"user-agent": IPHONE})).status_code == 302
-    [click] = await fetch_all(db, clicks)
+    [click] = await fetch_clicks(db)
     browser, _ = await signed_in(app, db, owner.user)
 
     async with browser:

@@ -13,10 +13,17 @@ from argon2 import PasswordHasher
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.factories import PASSWORD, fetch_all, make_campaign, make_user, make_workspace
+from tests.factories import (
+    PASSWORD,
+    fetch_all,
+    fetch_clicks,
+    make_campaign,
+    make_user,
+    make_workspace,
+)
 from tests.web.browsers import CSRF, browser, post_form
 from trilha.app import TrilhaApp, create_app
-from trilha.db.schema import clicks, sessions, users
+from trilha.db.schema import sessions, users
 from trilha.settings import Settings
 
 WRONG = "not the password"
@@ -185,4 +192,4 @@ async def test_a_click_is_answered_while_passwords_are_being_checked(
     assert clicked == 302
     assert await asyncio.gather(*sign_ins) == [401, 401]
     assert finished == ["click", "sign-in", "sign-in"]
-    assert len(await fetch_all(db, clicks)) == 1
+    assert len(await fetch_clicks(db)) == 1

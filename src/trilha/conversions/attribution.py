@@ -22,7 +22,7 @@ class Attribution:
 _CLICK = """
 SELECT clicks.id, clicks.campaign_id, clicks.source_id, campaigns.merchant_id
 FROM clicks JOIN campaigns ON campaigns.id = clicks.campaign_id
-WHERE clicks.id = :click_id AND clicks.workspace_id = :workspace_id
+WHERE clicks.id = :click_id AND campaigns.workspace_id = :workspace_id
 """
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, select, update
 
 from trilha.conversions.attribution import find_click
 from trilha.conversions.status import Status
-from trilha.db.schema import clicks, conversions
+from trilha.db.schema import campaigns, clicks, conversions
 from trilha.deliveries.outbox import enqueue_deliveries
 from trilha.errors import InvalidInput, NotFound
 
@@ -25,10 +25,11 @@ def attach_orphans(conn: Connection, *, now: datetime, limit: int = 500) -> int:
                 clicks.c.campaign_id,
                 clicks.c.source_id,
             )
+            .join(clicks, clicks.c.id == conversions.c.raw_click_id)
             .join(
-                clicks,
-                (clicks.c.id == conversions.c.raw_click_id)
-                & (clicks.c.workspace_id == conversions.c.workspace_id),
+                campaigns,
+                (campaigns.c.id == clicks.c.campaign_id)
+                & (campaigns.c.workspace_id == conversions.c.workspace_id),
             )
             .where(conversions.c.click_id.is_(None))
             .limit(limit)

@@ -25,12 +25,16 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    func,
+    select,
     text,
 )
 from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
 from trilha.dimensions import DIMENSIONS
+from trilha.ids import click_id_window
 
 metadata = MetaData(
     naming_convention={
@@ -253,12 +257,15 @@ clicks = Table(
     Column(
         "id", String(26).with_variant(String(26, collation="C"), "postgresql"), primary_key=True
     ),
-    Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    # The campaign names the workspace: a click holds no workspace id of its own (read a click
+    # with its workspace and its user agent through ``click_view``).
     Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), nullable=False),
     Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="SET NULL")),
     Column("created_at", Timestamp, nullable=False),
     Column("ip", String(45), nullable=False),
-    Column("user_agent", Text, nullable=False),
+    # The user agent's row in user_agents (trilha.visitors.agent_key): a few thousand agents
+    # make most clicks, and the text took a fifth of a click's bytes.
+    Column("user_agent_key", BigInteger, nullable=False),
     # The visitor on the campaign (trilha.visitors.visitor_key): 8 bytes, and its index alone
     # answers the 24 h uniqueness check.
     Column("visitor_key", BigInteger, nullable=False),
@@ -273,11 +280,66 @@ clicks = Table(
     Column("params", JSON, nullable=False),
     # What the click's URL said it cost (?cost=0.05), in cost units of the workspace's currency.
     Column("cost", BigInteger),
-    Index("ix_clicks_workspace_time", "workspace_id", "created_at"),
-    Index("ix_clicks_campaign_time", "campaign_id", "created_at"),
+    # A campaign's clicks in time order (their ids begin with their time): the click log's
+    # pages of one campaign, a report's clicks of a window (trilha.db.schema.clicks_made).
+    Index("ix_clicks_campaign", "campaign_id", "id"),
     Index("ix_clicks_visitor", "visitor_key", "created_at"),
     postgresql_partition_by="RANGE (id)",
 )
+
+# Each user agent once, by its key (trilha.visitors.agent_key); kept when its clicks go (a few
+# hundred bytes an agent). On SQLite the key is the table's rowid.
+user_agents = Table(
+    "user_agents",
+    metadata,
+    Column(
+        "key",
+        BigInteger().with_variant(Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    Column("agent", Text, nullable=False),
+)
+
+
+def clicks_made(since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
+    """The clicks made from ``since`` to before ``until`` (None: no bound), said on their time and
+    again on their ids, which begin with it (trilha.ids.mint_click_id): the primary key, and
+    PostgreSQL's months, then skip the clicks outside the window."""
+    low, high = click_id_window(since, until)
+    window = []
+    if since is not None:
+        window.append(clicks.c.created_at >= since)
+    if until is not None:
+        window.append(clicks.c.created_at < until)
+    if low is not None:
+        window.append(clicks.c.id >= low)
+    if high is not None:
+        window.append(clicks.c.id < high)
+    return window
+
+
+def workspace_clicks(workspace_id: str) -> ColumnElement[bool]:
+    """The clicks of a workspace: of its campaigns."""
+    return clicks.c.campaign_id.in_(
+        select(campaigns.c.id).where(campaigns.c.workspace_id == workspace_id)
+    )
+
+
+# A click as it reads: its row with its campaign's workspace and its user agent's text (its key
+# left out). Filter by ``campaigns.c.workspace_id``; the campaign's other columns are not in it.
+# The agent is a subquery rather than a join: SQLite then still stops reading a campaign's
+# clicks, in its index's order, once a page is full.
+_agent_of_click = (
+    select(user_agents.c.agent)
+    .where(user_agents.c.key == clicks.c.user_agent_key)
+    .scalar_subquery()
+)
+click_view = select(
+    *(column for column in clicks.c if column.name != "user_agent_key"),
+    campaigns.c.workspace_id,
+    func.coalesce(_agent_of_click, "").label("user_agent"),
+).select_from(clicks.join(campaigns, campaigns.c.id == clicks.c.campaign_id))
 
 # What a workspace counts: built-in types (LEAD, SALE, ...) are created with the workspace.
 event_types = Table(

@@ -39,6 +39,7 @@ from trilha.conversions.status import Status
 from trilha.currencies import convert
 from trilha.db.schema import (
     campaigns,
+    click_view,
     clicks,
     conversions,
     deliveries,
@@ -188,9 +189,7 @@ async def load_jobs(conn: AsyncConnection, ids: Iterable[str]) -> list[Job]:
         for key, row in (await _by_id(conn, conversions, wanted["conversions"])).items()
     }
     click_ids = {c["click_id"] for c in found_conversions.values() if c["click_id"]}
-    found_clicks = {
-        key: row._asdict() for key, row in (await _by_id(conn, clicks, click_ids)).items()
-    }
+    found_clicks = await _clicks(conn, click_ids)
     links = await _links(conn, found_clicks.values())
     jobs = []
     for row in rows:
@@ -233,6 +232,13 @@ def sent_value(
         conversion["created_at"].date(),
     )
     return None if converted is None else (from_minor(converted.value_minor, currency), currency)
+
+
+async def _clicks(conn: AsyncConnection, ids: set[str]) -> dict[str, dict[str, Any]]:
+    if not ids:
+        return {}
+    rows = await conn.execute(click_view.where(clicks.c.id.in_(sorted(ids))))
+    return {row.id: row._asdict() for row in rows}
 
 
 async def _by_id(conn: AsyncConnection, table: Table, ids: set[str]) -> dict[str, Row[Any]]:

@@ -39,6 +39,8 @@ from sqlalchemy import (
 )
 
 from trilha.db.schema import (
+    campaigns,
+    click_view,
     clicks,
     conversions,
     deliveries,
@@ -203,7 +205,7 @@ def _with_what_conversions_kept(
     values = {
         value.lower()
         for row in conn.execute(
-            select(clicks).where(clicks.c.workspace_id == workspace_id, clicks.c.id.in_(click_ids))
+            click_view.where(campaigns.c.workspace_id == workspace_id, clicks.c.id.in_(click_ids))
         ).mappings()
         for value in _click_values(row)
         if buyer.is_value(value)
@@ -260,7 +262,12 @@ def _forget_in_clicks(conn: Connection, workspace_id: str, buyer: Buyer) -> int:
     c = clicks.c
     texts = (*(c[name] for name in _CLICK_TEXTS), c.params)
     rows = conn.execute(
-        select(c.id, *texts).where(c.workspace_id == workspace_id, _names_any(texts, buyer))
+        select(c.id, *texts).where(
+            c.campaign_id.in_(
+                select(campaigns.c.id).where(campaigns.c.workspace_id == workspace_id)
+            ),
+            _names_any(texts, buyer),
+        )
     ).mappings()
     sub1_values: set[str] = set()
     changed = 0

@@ -37,8 +37,10 @@ from trilha.db.schema import (
     click_sub1_days,
     click_sub1_hours,
     clicks,
+    clicks_made,
     conversions,
     event_types,
+    workspace_clicks,
 )
 from trilha.hold import Hold
 from trilha.reports.dimensions import (
@@ -204,8 +206,7 @@ def _raw_click_query(conn: Connection, selection: Selection, slots: Slots) -> Se
     slot = _slot(conn, c.created_at, slots) if selection.has_time else None
     columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]
     period = selection.period
-    where = [c.workspace_id == selection.workspace_id]
-    where += [c.created_at >= period.start, c.created_at < period.end]
+    where = [workspace_clicks(selection.workspace_id), *clicks_made(period.start, period.end)]
     where += [_equals(c[CLICK_COLUMNS[d]], v) for d, v in selection.filters.items()]
     where += _among(selection, lambda d: c[CLICK_COLUMNS[d]])
     if any(d not in CLICK_COLUMNS for d in selection.filters):
@@ -383,8 +384,8 @@ def click_cost_sums(
     values, for some campaigns; read from the click rows through the campaign's index."""
     c = clicks.c
     period = selection.period
-    where = [c.workspace_id == selection.workspace_id, c.campaign_id.in_(campaign_ids)]
-    where += [c.created_at >= period.start, c.created_at < period.end, c.cost.is_not(None)]
+    where = [workspace_clicks(selection.workspace_id), c.campaign_id.in_(campaign_ids)]
+    where += [*clicks_made(period.start, period.end), c.cost.is_not(None)]
     where += [_equals(c[CLICK_COLUMNS[d]], v) for d, v in selection.filters.items()]
     where += _among(selection, lambda d: c[CLICK_COLUMNS[d]])
     columns = [c[CLICK_COLUMNS[d]] for d in selection.dimensions]

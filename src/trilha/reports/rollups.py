@@ -128,8 +128,8 @@ def rebuild_rollups(
 ) -> None:
     """Recompute every rollup from the click rows (of one workspace, or all); ``since`` (a UTC
     midnight) leaves the sums of earlier days as they are, counting clicks purged since."""
-    where = ["workspace_id = :workspace_id"] if workspace_id else []
-    where += ["created_at >= :since"] if since else []
+    where = ["campaigns.workspace_id = :workspace_id"] if workspace_id else []
+    where += ["clicks.created_at >= :since"] if since else []
     only = f"WHERE {' AND '.join(where)}" if where else ""
     for rollup in ROLLUPS:
         emptied = delete(rollup.table)
@@ -138,16 +138,17 @@ def rebuild_rollups(
         if since:
             emptied = emptied.where(rollup.table.c[rollup.unit] >= slot_of(since, rollup.seconds))
         conn.execute(emptied)
-        dimensions = [f"COALESCE({name}, '')" for name in rollup.dimensions]
+        dimensions = [f"COALESCE(clicks.{name}, '')" for name in rollup.dimensions]
         slot = _slot_sql(conn.dialect.name, rollup.seconds)
-        grouped = ", ".join(["workspace_id", slot, *dimensions])
+        grouped = ", ".join(["campaigns.workspace_id", slot, *dimensions])
         conn.execute(
             text(
                 f"INSERT INTO {rollup.table.name} ({', '.join((*rollup.key, *COUNTS))})"  # noqa: S608
                 f" SELECT {grouped}, COUNT(*),"
                 " SUM(CASE WHEN is_unique THEN 1 ELSE 0 END),"
                 " SUM(CASE WHEN is_bot THEN 1 ELSE 0 END)"
-                f" FROM clicks {only} GROUP BY {grouped}"
+                " FROM clicks JOIN campaigns ON campaigns.id = clicks.campaign_id"
+                f" {only} GROUP BY {grouped}"
             ),
             {"workspace_id": workspace_id, "since": since},
         )
@@ -155,5 +156,5 @@ def rebuild_rollups(
 
 def _slot_sql(dialect: str, seconds: int) -> str:
     if dialect == "postgresql":
-        return f"CAST(FLOOR(EXTRACT(EPOCH FROM created_at) / {seconds}) AS INTEGER)"
-    return f"CAST(strftime('%s', created_at) AS INTEGER) / {seconds}"
+        return f"CAST(FLOOR(EXTRACT(EPOCH FROM clicks.created_at) / {seconds}) AS INTEGER)"
+    return f"CAST(strftime('%s', clicks.created_at) AS INTEGER) / {seconds}"
