@@ -343,9 +343,11 @@ def test_clicks_from_before_the_stored_agents_keep_their_agent_and_workspace(
                 )
         migrate(database_url)
         with engine.connect() as conn:
-            stored = dict(conn.execute(text("SELECT key, agent FROM user_agents")).all())
-            keys = conn.execute(text("SELECT user_agent_key FROM clicks ORDER BY id")).scalars()
-            keys = list(keys)
+            agents = conn.execute(text("SELECT key, agent FROM user_agents"))
+            stored: dict[int, str] = dict(agents.tuples())
+            keys = list(
+                conn.execute(text("SELECT user_agent_key FROM clicks ORDER BY id")).scalars()
+            )
             read = conn.execute(click_view.order_by(clicks.c.id)).mappings().all()
         differences = schema_differences(database_url)
         with engine.begin() as conn:
