@@ -305,7 +305,7 @@ def test_clicks_from_before_the_stored_agents_keep_their_agent_and_workspace(
     try:
         with engine.begin() as conn:
             config.attributes["connection"] = conn
-            command.downgrade(config, "0023")
+            command.downgrade(config, "0024")
         with engine.begin() as conn:
             for workspace_id, campaign_id in (("w1", "k1"), ("w2", "k2")):
                 conn.execute(
@@ -344,7 +344,7 @@ def test_clicks_from_before_the_stored_agents_keep_their_agent_and_workspace(
         migrate(database_url)
         with engine.connect() as conn:
             agents = conn.execute(text("SELECT key, agent FROM user_agents"))
-            stored: dict[int, str] = dict(agents.tuples())
+            stored: dict[int, str] = {row[0]: row[1] for row in agents}
             keys = list(
                 conn.execute(text("SELECT user_agent_key FROM clicks ORDER BY id")).scalars()
             )
@@ -352,7 +352,7 @@ def test_clicks_from_before_the_stored_agents_keep_their_agent_and_workspace(
         differences = schema_differences(database_url)
         with engine.begin() as conn:
             config.attributes["connection"] = conn
-            command.downgrade(config, "0023")
+            command.downgrade(config, "0024")
         with engine.connect() as conn:
             after_downgrade = conn.execute(
                 text("SELECT id, workspace_id, user_agent FROM clicks ORDER BY id")

@@ -66,7 +66,7 @@ def visitor_key(campaign_id: str, ip: str, user_agent: str) -> int:
 
 def agent_key(user_agent: str) -> int:
     """A user agent in 8 bytes, the key of its one row in ``user_agents`` (clicks hold the key):
-    the first 64 bits of its MD5, signed, which PostgreSQL computes too (migration 0024 keyed the
+    the first 64 bits of its MD5, signed, which PostgreSQL computes too (migration 0025 keyed the
     agents stored before it in SQL). Two agents sharing a key would need 2**32 distinct agents.
 
     >>> agent_key("curl/8.5.0")

@@ -6,7 +6,8 @@ cannot be enumerated; click ids are minted by :func:`trilha.ids.mint_click_id`.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
 
 from sqlalchemy import (
     JSON,
@@ -24,14 +25,16 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    cast,
     false,
     func,
     select,
     text,
+    type_coerce,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.elements import ColumnElement
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from trilha.dimensions import DIMENSIONS
 from trilha.ids import click_id_window
@@ -68,6 +71,46 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is not None and value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value
+
+
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class ClickTime(UTCDateTime):
+    """A click's time: on SQLite the microseconds since 1970 as an integer (8 bytes, where the
+    text of a time takes 26, in the row and again in each index holding it); on PostgreSQL a
+    ``timestamptz``, 8 bytes already. Reads and writes aware datetimes on both; in SQL on SQLite
+    it is the integer (see :func:`epoch_seconds`)."""
+
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(BigInteger())
+        return dialect.type_descriptor(self.impl)
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        moment = super().process_bind_param(value, dialect)
+        if moment is None or dialect.name != "sqlite":
+            return moment
+        return (moment - EPOCH) // _MICROSECOND
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is not None and dialect.name == "sqlite":
+            return EPOCH + timedelta(microseconds=value)
+        return super().process_result_value(value, dialect)
+
+
+_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def epoch_seconds(dialect: Dialect, moment: ColumnElement[Any]) -> ColumnElement[int]:
+    """The whole seconds since 1970 of a time column, in SQL (the floor)."""
+    if dialect.name == "postgresql":
+        return cast(func.floor(func.extract("epoch", moment)), BigInteger)
+    if isinstance(moment.type, ClickTime):
+        return type_coerce(moment, BigInteger) // 1_000_000
+    return cast(func.strftime("%s", moment), BigInteger)
 
 
 ID = String(32)
@@ -261,7 +304,7 @@ clicks = Table(
     # with its workspace and its user agent through ``click_view``).
     Column("campaign_id", ID, ForeignKey("campaigns.id", ondelete="CASCADE"), nullable=False),
     Column("source_id", ID, ForeignKey("traffic_sources.id", ondelete="SET NULL")),
-    Column("created_at", Timestamp, nullable=False),
+    Column("created_at", ClickTime(), nullable=False),
     Column("ip", String(45), nullable=False),
     # The user agent's row in user_agents (trilha.visitors.agent_key): a few thousand agents
     # make most clicks, and the text took a fifth of a click's bytes.

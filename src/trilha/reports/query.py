@@ -13,7 +13,6 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger,
     ColumnElement,
     Connection,
     FromClause,
@@ -39,6 +38,7 @@ from trilha.db.schema import (
     clicks,
     clicks_made,
     conversions,
+    epoch_seconds,
     event_types,
     workspace_clicks,
 )
@@ -370,11 +370,7 @@ def _slot(
     conn: Connection, moment: ColumnElement[Any], slots: Slots = Slots(QUARTER)
 ) -> ColumnElement[Any]:
     """The slot a time falls in (see Slots), counted from 1970-01-01 UTC."""
-    if conn.dialect.name == "postgresql":
-        seconds = cast(func.floor(func.extract("epoch", moment)), BigInteger)
-    else:
-        seconds = cast(func.strftime("%s", moment), BigInteger)
-    return (seconds + slots.shift) // slots.width
+    return (epoch_seconds(conn.dialect, moment) + slots.shift) // slots.width
 
 
 def click_cost_sums(

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, Table, bindparam, delete, text
 
 from trilha.db.driver import driver_cursor
-from trilha.db.schema import click_hours, click_sub1_days, click_sub1_hours
+from trilha.db.schema import click_hours, click_sub1_days, click_sub1_hours, clicks
 
 COUNTS = ("clicks", "unique_clicks", "bot_clicks")
 
@@ -141,20 +141,20 @@ def rebuild_rollups(
         dimensions = [f"COALESCE(clicks.{name}, '')" for name in rollup.dimensions]
         slot = _slot_sql(conn.dialect.name, rollup.seconds)
         grouped = ", ".join(["campaigns.workspace_id", slot, *dimensions])
-        conn.execute(
-            text(
-                f"INSERT INTO {rollup.table.name} ({', '.join((*rollup.key, *COUNTS))})"  # noqa: S608
-                f" SELECT {grouped}, COUNT(*),"
-                " SUM(CASE WHEN is_unique THEN 1 ELSE 0 END),"
-                " SUM(CASE WHEN is_bot THEN 1 ELSE 0 END)"
-                " FROM clicks JOIN campaigns ON campaigns.id = clicks.campaign_id"
-                f" {only} GROUP BY {grouped}"
-            ),
-            {"workspace_id": workspace_id, "since": since},
+        insert = text(
+            f"INSERT INTO {rollup.table.name} ({', '.join((*rollup.key, *COUNTS))})"  # noqa: S608
+            f" SELECT {grouped}, COUNT(*),"
+            " SUM(CASE WHEN is_unique THEN 1 ELSE 0 END),"
+            " SUM(CASE WHEN is_bot THEN 1 ELSE 0 END)"
+            " FROM clicks JOIN campaigns ON campaigns.id = clicks.campaign_id"
+            f" {only} GROUP BY {grouped}"
         )
+        if since:  # stored as the column stores it (an integer on SQLite)
+            insert = insert.bindparams(bindparam("since", type_=clicks.c.created_at.type))
+        conn.execute(insert, {"workspace_id": workspace_id, "since": since})
 
 
 def _slot_sql(dialect: str, seconds: int) -> str:
     if dialect == "postgresql":
         return f"CAST(FLOOR(EXTRACT(EPOCH FROM clicks.created_at) / {seconds}) AS INTEGER)"
-    return f"CAST(strftime('%s', clicks.created_at) AS INTEGER) / {seconds}"
+    return f"clicks.created_at / {1_000_000 * seconds}"  # microseconds (ClickTime)

@@ -1,29 +1,32 @@
-"""each user agent stored once; a click keeps no workspace id (its campaign names it)
+"""a click in fewer bytes: each user agent stored once, no workspace id, integer times on SQLite
 
 A click held its user agent's text (about 150 bytes, a fifth of the row, from a few thousand
 agents) and its workspace's id, with an index on it and the time (about 80 bytes more). The
 agents move to ``user_agents``, keyed by the first 64 bits of their MD5
 (trilha.visitors.agent_key), and the click keeps the key; its workspace is its campaign's. The
 campaign's index holds the click id instead of the time (the id begins with it), so that a
-campaign's clicks come in the click log's order.
+campaign's clicks come in the click log's order. On SQLite a click's time becomes an integer,
+its microseconds since 1970 (trilha.db.schema.ClickTime): 8 bytes where its text took 26, in the
+row and in the visitor index.
 
 On PostgreSQL the agent column is turned into the key in place (``ALTER COLUMN ... TYPE``
 rewrites each month's partition, so the bytes are returned at once); on SQLite the table is
 rebuilt (run ``VACUUM`` after to return the pages to the system).
 
-Revision ID: 0024
-Revises: 0023
+Revision ID: 0025
+Revises: 0024
 Create Date: 2026-12-07 05:40:00.000000
 """
 
 import hashlib
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0024"
-down_revision: str | None = "0023"
+revision: str = "0025"
+down_revision: str | None = "0024"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -35,6 +38,19 @@ POSTGRES_KEY = "CAST(CAST('x' || substr(md5({}), 1, 16) AS bit(64)) AS bigint)"
 def _agent_key(user_agent: str) -> int:
     digest = hashlib.md5(user_agent.encode(), usedforsecurity=False).digest()
     return int.from_bytes(digest[:8], signed=True)
+
+
+# SQLite: a click's time becomes its microseconds since 1970 (trilha.db.schema.ClickTime), from
+# the text SQLAlchemy stored ("2026-12-07 05:16:22.123456", UTC); and back.
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(stored: str) -> int:
+    return (datetime.fromisoformat(stored).replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
+
+
+def _stored(micros: int) -> str:
+    return (EPOCH + timedelta(microseconds=micros)).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def upgrade() -> None:
@@ -75,12 +91,19 @@ def _upgrade_sqlite(bind: sa.Connection) -> None:
         "INSERT OR IGNORE INTO user_agents (key, agent)"
         " SELECT trilha_agent_key(user_agent), user_agent FROM clicks GROUP BY user_agent"
     )
+    driver.create_function("trilha_micros", 1, _micros, deterministic=True)  # type: ignore[union-attr]
     op.add_column("clicks", sa.Column("user_agent_key", sa.BigInteger()))
-    op.execute("UPDATE clicks SET user_agent_key = trilha_agent_key(user_agent)")
+    op.execute(
+        "UPDATE clicks SET user_agent_key = trilha_agent_key(user_agent),"
+        " created_at = trilha_micros(created_at)"
+    )
     with op.batch_alter_table("clicks", recreate="always") as batch:
         batch.drop_column("workspace_id")
         batch.drop_column("user_agent")
         batch.alter_column("user_agent_key", existing_type=sa.BigInteger(), nullable=False)
+        batch.alter_column(
+            "created_at", existing_type=sa.DateTime(timezone=True), type_=sa.BigInteger()
+        )
 
 
 def downgrade() -> None:
@@ -106,15 +129,21 @@ def downgrade() -> None:
             ondelete="CASCADE",
         )
     else:
+        driver = bind.connection.driver_connection
+        driver.create_function("trilha_stored_time", 1, _stored, deterministic=True)  # type: ignore[union-attr]
         op.add_column("clicks", sa.Column("workspace_id", sa.String(32)))
         op.add_column("clicks", sa.Column("user_agent", sa.Text()))
         op.execute(
             "UPDATE clicks SET workspace_id ="
             " (SELECT workspace_id FROM campaigns WHERE campaigns.id = clicks.campaign_id),"
             " user_agent ="
-            " coalesce((SELECT agent FROM user_agents WHERE key = clicks.user_agent_key), '')"
+            " coalesce((SELECT agent FROM user_agents WHERE key = clicks.user_agent_key), ''),"
+            " created_at = trilha_stored_time(created_at)"
         )
         with op.batch_alter_table("clicks", recreate="always") as batch:
+            batch.alter_column(
+                "created_at", existing_type=sa.BigInteger(), type_=sa.DateTime(timezone=True)
+            )
             batch.drop_column("user_agent_key")
             batch.alter_column("workspace_id", existing_type=sa.String(32), nullable=False)
             batch.alter_column("user_agent", existing_type=sa.Text(), nullable=False)
