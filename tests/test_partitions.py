@@ -34,6 +34,7 @@ from trilha.db.partitions import (
     CLICKS,
     Month,
     create_partition,
+    drop_expired_partitions,
     ensure_partitions,
     months,
     validate_references,
@@ -41,7 +42,7 @@ from trilha.db.partitions import (
 from trilha.db.schema import clicks, conversions, deliveries, delivery_attempts
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
-from trilha.deliveries.worker import DeliveryWorker, drop_expired_attempts
+from trilha.deliveries.worker import DeliveryWorker
 from trilha.ids import RANDOM_ID_CHARS, click_ids_from, random_base62
 from trilha.settings import Settings
 
@@ -251,7 +252,7 @@ async def test_the_worker_drops_a_past_month_of_delivery_attempts_whole(
                 )
             )
 
-    await drop_expired_attempts(db, older_than=datetime.now(UTC) - retention)
+    await drop_expired_partitions(db, ATTEMPTS, older_than=datetime.now(UTC) - retention)
 
     async with db.connect() as conn:
         assert past not in await conn.run_sync(months, ATTEMPTS)
