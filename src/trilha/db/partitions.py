@@ -106,6 +106,8 @@ CLICKS: Final = Partitioned(
 ATTEMPTS: Final = Partitioned("delivery_attempts")
 # Retention deletes log entries whether a history row points to them or not (ON DELETE SET
 # NULL): a month goes whole, the history's references to it emptied (_release_references).
+# An entry's id is minted after its request was received, so each entry of a month that ended
+# by the retention's limit was received before it: none goes early.
 POSTBACK_LOG: Final = Partitioned(
     "postback_log",
     reference=Reference(
@@ -243,8 +245,8 @@ async def drop_expired_partitions(
 ) -> list[str]:
     """On PostgreSQL, each month of ``table`` past retention in a transaction of its own, then
     a lifted reference checked again in another (each time: a check that failed is tried again
-    the next time); the partitions dropped. The row-level purge then deletes the rest, in the month
-    still partly kept."""
+    the next time); the partitions dropped. The caller's row-level purge deletes the rest, in
+    the month still partly kept."""
     if engine.dialect.name != "postgresql":
         return []
     dropped: list[str] = []
