@@ -17,8 +17,9 @@ from uuid import uuid4
 import httpx
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import create_engine, delete, insert, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.conftest import _admin
@@ -32,18 +33,31 @@ from trilha.db.migrate import alembic_config, migrate
 from trilha.db.partitions import (
     ATTEMPTS,
     CLICKS,
+    PARTITIONED,
+    POSTBACK_LOG,
     Month,
+    Partitioned,
     create_partition,
+    drop_expired_partitions,
     ensure_partitions,
     months,
     validate_references,
 )
-from trilha.db.schema import conversions, deliveries, delivery_attempts
+from trilha.db.schema import (
+    clicks,
+    conversion_status_history,
+    conversions,
+    deliveries,
+    delivery_attempts,
+    postback_log,
+)
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
-from trilha.deliveries.worker import DeliveryWorker, drop_expired_attempts
-from trilha.ids import RANDOM_ID_CHARS, click_ids_from, random_base62
+from trilha.deliveries.worker import DeliveryWorker
+from trilha.ids import RANDOM_ID_CHARS, click_ids_from, new_id, random_base62
+from trilha.maintenance import purge_old_rows
 from trilha.settings import Settings
+from trilha.workspaces import Workspace
 
 ADMIN_URL = os.environ.get(
     "TRILHA_TEST_POSTGRES_ADMIN_URL", "postgresql+psycopg://postgres@127.0.0.1/test"
@@ -68,36 +82,42 @@ async def one(db: AsyncEngine, sql: str, **params: Any) -> Any:
         return (await conn.execute(text(sql), params)).scalar()
 
 
-async def month_names(db: AsyncEngine) -> set[str]:
+async def month_names(db: AsyncEngine, table: Partitioned = CLICKS) -> set[str]:
     async with db.connect() as conn:
-        return {CLICKS.partition(month) for month in await conn.run_sync(months, CLICKS)}
+        return {table.partition(month) for month in await conn.run_sync(months, table)}
 
 
-async def partition_of(db: AsyncEngine, click_id: str) -> str:
+async def partition_of(db: AsyncEngine, row_id: str, table: Partitioned = CLICKS) -> str:
     found: str = await one(
-        db, "SELECT tableoid::regclass::text FROM clicks WHERE id = :id", id=click_id
+        db,
+        f"SELECT tableoid::regclass::text FROM {table.table} WHERE id = :id",  # noqa: S608
+        id=row_id,
     )
     return found
 
 
-async def reference_checked(db: AsyncEngine) -> bool:
-    """Whether conversions' reference to clicks is there, whole and checked."""
+async def reference_checked(db: AsyncEngine, table: Partitioned = CLICKS) -> bool:
+    """Whether the reference to ``table`` (conversions' to clicks, the history's to the
+    postback log) is there, whole, checked and as declared."""
+    assert table.reference is not None
     checked: bool = await one(
         db,
         "SELECT convalidated FROM pg_constraint WHERE conname = :name AND conparentid = 0"
-        " AND confdeltype = 'n' AND confrelid = 'clicks'::regclass",
-        name="fk_conversions_click_id_clicks",
+        " AND confdeltype = 'n' AND confrelid = to_regclass(:table)"
+        " AND condeferrable = :deferrable AND condeferred = :deferrable",
+        name=table.reference.name,
+        table=table.table,
+        deferrable=table.reference.deferrable,
     )
     return checked
 
 
-async def drop_months(db: AsyncEngine, *drop: Month) -> None:
+async def drop_months(db: AsyncEngine, *drop: Month, table: Partitioned = CLICKS) -> None:
     async with db.begin() as conn:
         for month in drop:
-            await conn.execute(
-                text(f"ALTER TABLE clicks DETACH PARTITION {CLICKS.partition(month)}")
-            )
-            await conn.execute(text(f"DROP TABLE {CLICKS.partition(month)}"))
+            name = table.partition(month)
+            await conn.execute(text(f"ALTER TABLE {table.table} DETACH PARTITION {name}"))
+            await conn.execute(text(f"DROP TABLE {name}"))
 
 
 def downgrade(url: str, revision: str) -> None:
@@ -155,16 +175,19 @@ async def test_the_worker_creates_this_month_and_the_two_after(
 ) -> None:
     this = Month.of(datetime.now(UTC))
     ahead = [this.next(), this.next().next()]
-    await drop_months(db, *ahead)
-    assert await month_names(db) == {CLICKS.partition(this)}
+    for table in PARTITIONED:
+        await drop_months(db, *ahead, table=table)
+        assert await month_names(db, table) == {table.partition(this)}
     worker = DeliveryWorker(db, settings)
     worker.start()
 
     async def created() -> bool:
-        return await month_names(db) == {
-            CLICKS.partition(this),
-            *(CLICKS.partition(month) for month in ahead),
-        }
+        return all(
+            [
+                await month_names(db, table) == {table.partition(m) for m in (this, *ahead)}
+                for table in PARTITIONED
+            ]
+        )
 
     try:
         await eventually(created)
@@ -251,9 +274,180 @@ async def test_the_worker_drops_a_past_month_of_delivery_attempts_whole(
                 )
             )
 
-    await drop_expired_attempts(db, older_than=datetime.now(UTC) - retention)
+    await drop_expired_partitions(db, ATTEMPTS, older_than=datetime.now(UTC) - retention)
 
     async with db.connect() as conn:
         assert past not in await conn.run_sync(months, ATTEMPTS)
     left = {row["started_at"] for row in await fetch_all(db, delivery_attempts)}
     assert not {at for at in left if at < past.next().start}
+
+
+def log_entry(workspace: Workspace, at: datetime, txid: str) -> dict[str, Any]:
+    """A postback log entry received at ``at``, its id of that millisecond."""
+    return {
+        "id": click_ids_from(at) + random_base62(RANDOM_ID_CHARS),
+        "workspace_id": workspace.id,
+        "received_at": at,
+        "method": "GET",
+        "path": "/pb",
+        "query": f"txid={txid}",
+        "headers": [],
+        "body": "",
+        "body_truncated": False,
+        "source_ip": "127.0.0.1",
+        "auth_failed": False,
+        "outcome": "orphan",
+        "reason": "",
+        "txid": txid,
+        "details": {},
+        "processing_us": 1,
+    }
+
+
+async def log_entries_at(
+    db: AsyncEngine, workspace: Workspace, at: datetime, *txids: str
+) -> list[str]:
+    rows = [log_entry(workspace, at, txid) for txid in txids]
+    async with db.begin() as conn:
+        await conn.execute(insert(postback_log), rows)
+    return [row["id"] for row in rows]
+
+
+async def history_to(db: AsyncEngine, conversion_id: str, postback_id: str) -> str:
+    """A status change of the conversion that ``postback_id``'s entry made; its id."""
+    history_id = new_id()
+    async with db.begin() as conn:
+        await conn.execute(
+            insert(conversion_status_history).values(
+                id=history_id,
+                conversion_id=conversion_id,
+                from_status="approved",
+                to_status="refunded",
+                postback_id=postback_id,
+                actor="postback",
+                created_at=datetime.now(UTC),
+            )
+        )
+    return history_id
+
+
+async def references(db: AsyncEngine) -> dict[str, str | None]:
+    return {row["id"]: row["postback_id"] for row in await fetch_all(db, conversion_status_history)}
+
+
+async def sale(client: httpx.AsyncClient, db: AsyncEngine, workspace: Workspace) -> str:
+    """A click, then a postback that converts it; the conversion's id."""
+    _, click_id = await click(client, db, workspace)
+    sold = await postback(client, workspace, click_id=click_id, txid="T1", payout="97,00")
+    assert sold["status"] == "created", sold
+    [conversion] = await fetch_all(db, conversions)
+    conversion_id: str = conversion["id"]
+    return conversion_id
+
+
+async def test_the_migration_partitions_a_populated_postback_log_and_back(
+    client: httpx.AsyncClient, db: AsyncEngine, database_url: str
+) -> None:
+    _, workspace = await make_owner(db, timezone="UTC")
+    conversion_id = await sale(client, db, workspace)
+    then = Month.of(datetime.now(UTC) - timedelta(days=70))
+    old = await log_entries_at(db, workspace, then.start + timedelta(days=3), "O1", "O2")
+    await history_to(db, conversion_id, old[0])
+    entries, pointing = (
+        {row["id"] for row in await fetch_all(db, postback_log)},
+        await references(db),
+    )
+    collation = (
+        "SELECT collation_name FROM information_schema.columns"
+        " WHERE table_name = :table AND column_name = :column"
+    )
+
+    await asyncio.to_thread(downgrade, database_url, "0023")
+
+    assert await one(db, "SELECT relkind FROM pg_class WHERE relname = 'postback_log'") == "r"
+    assert await one(db, collation, table="postback_log", column="id") is None
+    assert {row["id"] for row in await fetch_all(db, postback_log)} == entries
+    assert await references(db) == pointing
+    assert await reference_checked(db, POSTBACK_LOG)
+
+    await asyncio.to_thread(migrate, database_url)
+
+    assert await one(db, "SELECT relkind FROM pg_class WHERE relname = 'postback_log'") == "p"
+    assert await one(db, collation, table="postback_log", column="id") == "C"
+    assert await one(db, collation, table="conversion_status_history", column="postback_id") == "C"
+    assert {row["id"] for row in await fetch_all(db, postback_log)} == entries
+    assert await references(db) == pointing
+    assert await reference_checked(db, POSTBACK_LOG)
+    now, wanted, month = Month.of(datetime.now(UTC)), set(), then
+    while month != now.next().next().next():
+        wanted.add(POSTBACK_LOG.partition(month))
+        month = month.next()
+    assert await month_names(db, POSTBACK_LOG) == wanted
+    assert {await partition_of(db, entry, POSTBACK_LOG) for entry in old} == {
+        POSTBACK_LOG.partition(then)
+    }
+
+
+async def test_a_log_entry_no_month_covers_lands_in_the_default_partition_then_moves_in(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    _, workspace = await make_owner(db, timezone="UTC")
+    this = Month.of(datetime.now(UTC))
+    await drop_months(db, this, table=POSTBACK_LOG)
+
+    await sale(client, db, workspace)
+
+    [entry] = await fetch_all(db, postback_log)
+    assert await partition_of(db, entry["id"], POSTBACK_LOG) == POSTBACK_LOG.default
+    async with db.begin() as conn:
+        created = await conn.run_sync(ensure_partitions, now=datetime.now(UTC))
+    assert created == [POSTBACK_LOG.partition(this)]
+    assert await partition_of(db, entry["id"], POSTBACK_LOG) == POSTBACK_LOG.partition(this)
+    assert list((await references(db)).values()) == [entry["id"]]
+    async with db.begin() as conn:
+        await conn.run_sync(validate_references)
+    assert await reference_checked(db, POSTBACK_LOG)
+
+
+async def test_retention_drops_a_past_month_of_log_entries_whole_and_empties_its_references(
+    client: httpx.AsyncClient, db: AsyncEngine, settings: Settings
+) -> None:
+    _, workspace = await make_owner(db, timezone="UTC")
+    conversion_id = await sale(client, db, workspace)
+    [sold] = await fetch_all(db, postback_log)
+    now, retention = datetime.now(UTC), timedelta(days=settings.postback_log_retention_days)
+    past = Month.of(now - retention - timedelta(days=40))
+    async with db.begin() as conn:
+        await conn.run_sync(create_partition, POSTBACK_LOG, past)
+    gone = await log_entries_at(db, workspace, past.start + timedelta(days=2), "P1", "P2")
+    pointed = await history_to(db, conversion_id, gone[0])
+    # In months no partition holds (the default's): row by row, as on SQLite.
+    await log_entries_at(db, workspace, now - retention - timedelta(days=1), "E1")
+    await log_entries_at(db, workspace, now - retention + timedelta(days=1), "K1")
+
+    await purge_old_rows(db, settings)
+
+    assert POSTBACK_LOG.partition(past) not in await month_names(db, POSTBACK_LOG)
+    left = {row["txid"]: row for row in await fetch_all(db, postback_log)}
+    assert set(left) == {"T1", "K1"}
+    assert left["K1"]["payload_purged_at"] is not None  # past the payloads' 30 days
+    assert left["T1"]["payload_purged_at"] is None
+    pointing = await references(db)
+    assert pointing.pop(pointed) is None  # the history row stays, its entry gone
+    assert list(pointing.values()) == [sold["id"]]
+    assert await reference_checked(db, POSTBACK_LOG)
+
+
+async def test_the_history_still_references_the_partitioned_log(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    _, workspace = await make_owner(db, timezone="UTC")
+    conversion_id = await sale(client, db, workspace)  # the entry written after its history row
+    [entry] = await fetch_all(db, postback_log)
+
+    with pytest.raises(IntegrityError, match="fk_conversion_status_history_postback_id"):
+        await history_to(db, conversion_id, new_id())  # no such entry: refused at commit
+    async with db.begin() as conn:
+        await conn.execute(delete(postback_log).where(postback_log.c.id == entry["id"]))
+
+    assert list((await references(db)).values()) == [None]

@@ -13,8 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.conftest import fresh_database
 from tests.factories import fetch_clicks, make_campaign, make_workspace
 
 STARTUP_TIMEOUT = 20.0
@@ -80,17 +82,29 @@ async def test_a_click_survives_a_server_kill_right_after_its_302(
     assert response.headers["location"] == f"https://o.example.com/?c={row['id']}"
 
 
-async def test_first_start_prints_a_one_time_setup_link(database_url: str, tmp_path: Path) -> None:
-    with trilha_serve(database_url, tmp_path) as (base, process):
+@pytest.fixture(scope="module")
+def first_start(
+    tmp_path_factory: pytest.TempPathFactory, database_template: str
+) -> tuple[str, str]:
+    """The address and the whole output of a server's first start, stopped by SIGTERM: one
+    start (seconds of a process's imports and migration check) read by each test below."""
+    directory = tmp_path_factory.mktemp("first-start")
+    with (
+        fresh_database(directory, database_template) as database_url,
+        trilha_serve(database_url, directory) as (base, process),
+    ):
         os.killpg(process.pid, signal.SIGTERM)
         output, _ = process.communicate(timeout=10)
+    return base, output
+
+
+async def test_first_start_prints_a_one_time_setup_link(first_start: tuple[str, str]) -> None:
+    base, output = first_start
 
     assert f"{base}/setup/" in output
 
 
-async def test_the_server_runs_on_uvloop(database_url: str, tmp_path: Path) -> None:
-    with trilha_serve(database_url, tmp_path) as (_, process):
-        os.killpg(process.pid, signal.SIGTERM)
-        output, _ = process.communicate(timeout=10)
+async def test_the_server_runs_on_uvloop(first_start: tuple[str, str]) -> None:
+    _, output = first_start
 
     assert "database, uvloop event loop" in output

@@ -7,18 +7,15 @@ kept (trilha.db.partitions); the batches delete the rest, in the month still par
 from __future__ import annotations
 
 import asyncio
-import logging
 from datetime import UTC, datetime, time, timedelta
 
 from sqlalchemy import Connection, delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.db.batches import PAUSE, PURGE_BATCH
-from trilha.db.partitions import CLICKS, drop_expired_months, validate_references
+from trilha.db.partitions import CLICKS, drop_expired_partitions
 from trilha.db.schema import clicks, conversions
 from trilha.ids import click_ids_from
-
-log = logging.getLogger(__name__)
 
 
 def all_kept_since(now: datetime, days: int) -> datetime | None:
@@ -58,8 +55,7 @@ def purge_clicks(
 async def purge_old_clicks(engine: AsyncEngine, *, older_than: datetime) -> int:
     """Drop the months past retention, then purge batch after batch, each in a transaction of
     its own, until none is left; how many clicks the batches purged."""
-    if engine.dialect.name == "postgresql":
-        await drop_expired_partitions(engine, older_than=older_than)
+    await drop_expired_partitions(engine, CLICKS, older_than=older_than)
     purged, after = 0, ""
     while True:
         async with engine.begin() as conn:
@@ -69,16 +65,3 @@ async def purge_old_clicks(engine: AsyncEngine, *, older_than: datetime) -> int:
             return purged
         after = last
         await asyncio.sleep(PAUSE)
-
-
-async def drop_expired_partitions(engine: AsyncEngine, *, older_than: datetime) -> None:
-    """Each month past retention in a transaction of its own, then the lifted reference checked
-    again in another (each time: a check that failed is tried again the next hour)."""
-    while True:
-        async with engine.begin() as conn:
-            names = await conn.run_sync(drop_expired_months, CLICKS, older_than=older_than)
-        if not names:
-            break
-        log.info("dropped the clicks of %s, past retention, but for the converted ones", *names)
-    async with engine.begin() as conn:
-        await conn.run_sync(validate_references)

@@ -15,6 +15,7 @@ from trilha.click_retention import purge_old_clicks
 from trilha.conversions.orphans import attach_orphans
 from trilha.custom_domains import DomainPolicy, recheck_domains
 from trilha.db.batches import purge_in_batches
+from trilha.db.partitions import POSTBACK_LOG, drop_expired_partitions
 from trilha.login_limits import purge_attempts
 from trilha.postbacks.log import purge_log
 from trilha.postbacks.unmatched import MAX_SOURCES, count_unmatched, purge_unmatched
@@ -69,7 +70,9 @@ async def report_unmatched(conn: AsyncConnection, *, retention: timedelta) -> No
 
 async def purge_old_rows(engine: AsyncEngine, settings: Settings) -> None:
     """The postback log's entries and payloads, and raw clicks, past their retention: each a
-    batch per transaction, so that clicks and postbacks wait for one batch at most."""
+    batch per transaction, so that clicks and postbacks wait for one batch at most. On
+    PostgreSQL the log's months past retention go whole first, a month per transaction
+    (trilha.db.partitions); the batches delete the rest, in the month still partly kept."""
     now = datetime.now(UTC)
     log_before = now - timedelta(days=settings.postback_log_retention_days)
     payload_before = now - timedelta(days=settings.postback_payload_retention_days)
@@ -81,6 +84,7 @@ async def purge_old_rows(engine: AsyncEngine, settings: Settings) -> None:
         return await conn.run_sync(purge_payloads, older_than=payload_before, now=now, limit=limit)
 
     try:
+        await drop_expired_partitions(engine, POSTBACK_LOG, older_than=log_before)
         await purge_in_batches(engine, entries)
         await purge_in_batches(engine, payloads)
         await purge_expired_clicks(engine, days=settings.click_retention_days)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -52,8 +53,14 @@ def _yield_to_requests() -> None:
 _pool = ThreadPoolExecutor(
     max_workers=ARGON2_THREADS, thread_name_prefix="argon2", initializer=_yield_to_requests
 )
-# Checked against when the e-mail is unknown, so a sign-in takes as long either way.
-_DUMMY_HASH = _hasher.hash("not a real password")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Checked against when the e-mail is unknown, so a sign-in takes as long either way. Made
+    on first use, in the pool, not on import: every `trilha` command imports this module, and a
+    hash costs ~0.2 s of CPU. Its parameters are the library's, as ``_hasher``'s are."""
+    return PasswordHasher().hash("not a real password")
 
 
 async def hash_password(password: str) -> PasswordHash:
@@ -68,13 +75,13 @@ async def check_password(password_hash: str | None, password: str) -> bool:
     if len(password) > PASSWORD_MAX:  # no stored password is that long
         password = password[:PASSWORD_MAX]
         password_hash = None
-    is_match = await _in_pool(_verify, password_hash or _DUMMY_HASH, password)
+    is_match = await _in_pool(_verify, password_hash, password)
     return is_match and password_hash is not None
 
 
-def _verify(password_hash: str, password: str) -> bool:
+def _verify(password_hash: str | None, password: str) -> bool:
     try:
-        return _hasher.verify(password_hash, password)
+        return _hasher.verify(password_hash or _dummy_hash(), password)
     except (VerificationError, InvalidHashError):
         return False
 

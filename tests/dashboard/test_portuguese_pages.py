@@ -1,7 +1,8 @@
 """Every dashboard page, with data on it, and every page an ad's visitor sees, speaks the
 reader's language: no English text of the catalogs on a pt-BR page and no Portuguese one on an
 English page, no domain reason or delivery problem left in English, no catalog key shown for
-want of a text."""
+want of a text. The walk of every dashboard page is in tests/dashboard/test_every_page.py, with
+the data put in place here."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from playwright.async_api import BrowserContext, Page, expect
+from playwright.async_api import BrowserContext, Page
 from sqlalchemy import insert, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.dashboard.conftest import BROWSER, SCREENSHOTS, Account, screenshot
+from tests.dashboard.conftest import BROWSER, Account
 from tests.dashboard.sales import (
     hotmart_sale,
     make_click,
@@ -46,7 +47,6 @@ from trilha.deliveries.kinds import Kind
 from trilha.deliveries.problems import PROBLEMS
 from trilha.i18n import CATALOG_DIR, PLACEHOLDER
 from trilha.ids import new_id
-from trilha.postbacks.platforms import PRESETS
 from trilha.postbacks.trial import TrialSale, send_test_postback
 
 pytestmark = BROWSER
@@ -284,84 +284,6 @@ async def _tell_of_problems(db: AsyncEngine, data: dict[str, Any]) -> None:
                 created_at=now(),
             )
         )
-
-
-@pytest.mark.parametrize("language", ["pt-BR", "en"])
-async def test_every_dashboard_page_with_data_is_in_the_readers_language(
-    context: BrowserContext,
-    db: AsyncEngine,
-    owner: Account,
-    live_server: str,
-    tmp_path: Path,
-    language: str,
-) -> None:
-    data = await put_data_in_place(db, owner, live_server)
-    assert data["deliveries"], "the sales should have been told to the destination"
-    await tell_of_problems(db, data)
-    w = f"/w/{owner.workspace.id}"
-    page = await context.new_page()
-    reconciliation = await upload_reconciliation(page, w, data["merchant"], tmp_path)
-    if language == "en":
-        await page.click("#lang-en")
-        await expect(page.locator("html")).to_have_attribute("lang", "en")
-    paths = [
-        "/",
-        "/workspaces/new",
-        w,
-        f"{w}/reports",
-        f"{w}/reports?group_by=day&group_by=device&group_by=status",
-        f"{w}/reports?preset=custom&first=2026-12-06&last=2026-12-01&sort=x",  # its errors
-        f"{w}/campaigns",
-        f"{w}/campaigns/new",
-        f"{w}/campaigns/{data['campaign']}",
-        f"{w}/campaigns/{data['campaign']}/costs",
-        f"{w}/sources",
-        f"{w}/sources/new",
-        f"{w}/sources/new?network=facebook",
-        f"{w}/sources/{data['source']}",
-        f"{w}/clicks",
-        f"{w}/clicks/{data['click']}",
-        f"{w}/merchants",
-        f"{w}/merchants/new",
-        *(f"{w}/merchants/new?preset={name}" for name in PRESETS),  # each one's setup text
-        f"{w}/merchants/{data['merchant']}",
-        f"{w}/postbacks",
-        *(f"{w}/postbacks/{entry}" for entry in data["entries"]),
-        f"{w}/conversions",
-        *(f"{w}/conversions/{conversion}" for conversion in data["conversions"]),
-        f"{w}/event-types",
-        f"{w}/domains",
-        f"{w}/reconciliation",
-        reconciliation,
-        f"{w}/destinations",
-        f"{w}/destinations/new",
-        f"{w}/destinations/{data['destination']}",
-        f"{w}/deliveries",
-        *(f"{w}/deliveries/{delivery}" for delivery in data["deliveries"]),
-        f"{w}/settings",
-    ]
-    missing = [
-        *(f"{w}/{section}/nope" for section in MISSING_SECTIONS),
-        "/nope",
-        f"{w}/nope",
-    ]
-    untranslated = Untranslated(language)
-    problems = {}
-    for path in [*paths, *missing]:
-        response = await page.goto(path)
-        assert response is not None, path
-        assert response.status == (404 if path in missing else 422 if "sort=x" in path else 200)
-        if path in missing:  # the dashboard's error page, not the API's JSON
-            await expect(page.locator("#error-message")).to_be_visible()
-        found = untranslated.found_in(await visible_texts(page))
-        if found:
-            problems[path] = found
-    assert not problems, json.dumps(problems, indent=1, ensure_ascii=False)
-    if SCREENSHOTS:
-        await page.goto(f"{w}/deliveries")
-        await screenshot(page, f"deliveries-{language}.png", tmp_path)
-        await page.goto(f"{w}/settings")
-        await screenshot(page, f"settings-{language}.png", tmp_path)
 
 
 async def test_the_sign_in_page_is_in_portuguese(page: Page) -> None:

@@ -1,18 +1,20 @@
 """Tables in a partition a month on PostgreSQL (SQLite: one table each, and all of this does
-nothing): ``clicks`` and ``delivery_attempts``.
+nothing): ``clicks``, ``delivery_attempts`` and ``postback_log``.
 
 Each is partitioned by RANGE (id): their ids begin with their millisecond
 (:func:`trilha.ids.mint_click_id`, :func:`trilha.ids.new_id`) and compare in byte order (the
 "C" collation), so the month from ``m`` to ``n`` holds the ids from ``click_ids_from(m)`` up to
-``click_ids_from(n)``. The primary key stays ``id``, a lookup by id reads one partition, and
-``conversions.click_id`` still references ``clicks(id)``.
+``click_ids_from(n)``. The primary key stays ``id``, a lookup by id reads one partition,
+``conversions.click_id`` still references ``clicks(id)`` and ``conversion_status_history.
+postback_id`` ``postback_log(id)``.
 
 - ``<table>_YYYY_MM``: a month's rows. :func:`ensure_partitions` creates the current month's
   and the next ``MONTHS_AHEAD`` months' before rows reach them.
 - ``<table>_default``: any row no month's partition covers, so a click is never refused for
   want of a partition. It also keeps the rows retention must not drop (the converted clicks)
   of the months it dropped (:func:`drop_expired_months`): with no range covering them any
-  more, they fall here.
+  more, they fall here. The postback log keeps none: the history's references to a dropped
+  month's entries are emptied, as deleting the entries one by one would have done.
 
 The few statements that change partitions run one at a time across processes (an advisory
 lock) and give up after ``LOCK_TIMEOUT`` rather than queue clicks behind a long report.
@@ -20,6 +22,7 @@ lock) and give up after ``LOCK_TIMEOUT`` rather than queue clicks behind a long 
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,8 +31,11 @@ from datetime import UTC, datetime
 from typing import Final
 
 from sqlalchemy import Connection, ForeignKeyConstraint, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from trilha.ids import click_ids_from
+
+log = logging.getLogger(__name__)
 
 MONTHS_AHEAD: Final = 2
 # b"trilhapt" read as a big-endian integer, as for the migration lock.
@@ -67,6 +73,7 @@ class Reference:
     table: str
     column: str
     on_delete: str
+    deferrable: bool = False  # checked at commit (DEFERRABLE INITIALLY DEFERRED)
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,21 @@ CLICKS: Final = Partitioned(
     reference=Reference("fk_conversions_click_id_clicks", "conversions", "click_id", "SET NULL"),
 )
 ATTEMPTS: Final = Partitioned("delivery_attempts")
-PARTITIONED: Final = (CLICKS, ATTEMPTS)
+# Retention deletes log entries whether a history row points to them or not (ON DELETE SET
+# NULL): a month goes whole, the history's references to it emptied (_release_references).
+# An entry's id is minted after its request was received, so each entry of a month that ended
+# by the retention's limit was received before it: none goes early.
+POSTBACK_LOG: Final = Partitioned(
+    "postback_log",
+    reference=Reference(
+        "fk_conversion_status_history_postback_id_postback_log",
+        "conversion_status_history",
+        "postback_id",
+        "SET NULL",
+        deferrable=True,
+    ),
+)
+PARTITIONED: Final = (CLICKS, ATTEMPTS, POSTBACK_LOG)
 
 
 def is_partition(name: str) -> bool:
@@ -192,7 +213,10 @@ def _create(conn: Connection, table: Partitioned, month: Month) -> None:
 def drop_expired_months(conn: Connection, table: Partitioned, *, older_than: datetime) -> list[str]:
     """Drop the partition of each month that ended by ``older_than``, keeping the rows
     ``table.keep`` names (in the default partition); the names dropped. At most one month a
-    call, so that each month is a transaction of its own."""
+    call, so that each month is a transaction of its own.
+
+    A table that keeps none of a month's rows but is referenced (the postback log) has the
+    references to them emptied, as its ``ON DELETE SET NULL`` would have done row by row."""
     if not is_partitioned(conn, table):
         return []
     expired = [m for m in months(conn, table) if m.next().start <= older_than]
@@ -203,13 +227,57 @@ def drop_expired_months(conn: Connection, table: Partitioned, *, older_than: dat
     if month not in months(conn, table):
         return []  # another process dropped it while this one waited
     name = table.partition(month)
+    # Most references go before the tables are locked, while postbacks still come in; the
+    # second pass, locked, finds the few written meanwhile through the index.
+    _release_references(conn, table, month)
     with _references_lifted(conn, table):
+        _release_references(conn, table, month)
         conn.exec_driver_sql(f"ALTER TABLE {table.table} DETACH PARTITION {name}")
         if table.keep is not None:
             keep = f"INSERT INTO {table.table} SELECT * FROM {name} AS t WHERE {table.keep}"  # noqa: S608 -- our names
             conn.exec_driver_sql(keep)
         conn.exec_driver_sql(f"DROP TABLE {name}")
     return [name]
+
+
+async def drop_expired_partitions(
+    engine: AsyncEngine, table: Partitioned, *, older_than: datetime
+) -> list[str]:
+    """On PostgreSQL, each month of ``table`` past retention in a transaction of its own, then
+    a lifted reference checked again in another (each time: a check that failed is tried again
+    the next time); the partitions dropped. The caller's row-level purge deletes the rest, in
+    the month still partly kept."""
+    if engine.dialect.name != "postgresql":
+        return []
+    dropped: list[str] = []
+    while True:
+        async with engine.begin() as conn:
+            names = await conn.run_sync(drop_expired_months, table, older_than=older_than)
+        if not names:
+            break
+        log.info("dropped partition %s, past retention", *names)
+        dropped += names
+    if table.reference is not None:
+        async with engine.begin() as conn:
+            await conn.run_sync(validate_references)
+    return dropped
+
+
+def _release_references(conn: Connection, table: Partitioned, month: Month) -> None:
+    """Empty the references to ``month``'s rows, when ``table`` keeps none of them (the
+    reference's ON DELETE being SET NULL)."""
+    ref = table.reference
+    if ref is None or table.keep is not None:
+        return
+    lower, upper = month.bounds()
+    # The referencing column compares in byte order too: its index finds the month's range.
+    conn.execute(
+        text(
+            f"UPDATE {ref.table} SET {ref.column} = NULL"  # noqa: S608 -- our names
+            f" WHERE {ref.column} >= :lower AND {ref.column} < :upper"
+        ),
+        {"lower": lower, "upper": upper},
+    )
 
 
 def validate_references(conn: Connection) -> None:
@@ -233,8 +301,9 @@ def _references_lifted(conn: Connection, table: Partitioned) -> Iterator[None]:
 
     PostgreSQL refuses to detach a partition holding clicks a conversion points to, and
     deleting them from it would empty the conversions' click_id (ON DELETE SET NULL). Within
-    the transaction, with the table locked, the statements inside keep every such row; the
-    reference comes back NOT VALID (no scan of conversions while clicks is locked), and
+    the transaction, with the table locked, the statements inside keep every such row (or,
+    for the postback log, empty every reference to the rows that go); the reference comes
+    back NOT VALID (no scan of conversions while clicks is locked), and
     :func:`validate_references` checks it afterwards."""
     ref = table.reference
     if ref is None:
@@ -244,7 +313,9 @@ def _references_lifted(conn: Connection, table: Partitioned) -> Iterator[None]:
     yield
     conn.exec_driver_sql(
         f"ALTER TABLE {ref.table} ADD CONSTRAINT {ref.name} FOREIGN KEY ({ref.column})"
-        f" REFERENCES {table.table} (id) ON DELETE {ref.on_delete} NOT VALID"
+        f" REFERENCES {table.table} (id) ON DELETE {ref.on_delete}"
+        + (" DEFERRABLE INITIALLY DEFERRED" if ref.deferrable else "")
+        + " NOT VALID"
     )
 
 

@@ -482,9 +482,10 @@ conversion_status_history = Table(
     Column("from_status", String(16)),  # NULL: the conversion was created
     Column("to_status", String(16), nullable=False),
     # Checked at commit: the postback's log row is written after the conversion it created.
+    # In byte order, as the log's ids: retention empties a dropped month's range of them.
     Column(
         "postback_id",
-        ID,
+        String(32).with_variant(String(32, collation="C"), "postgresql"),
         ForeignKey("postback_log.id", ondelete="SET NULL", deferrable=True, initially="DEFERRED"),
     ),
     Column("actor", String(80), nullable=False),  # "postback", "replay" or "user:<id>"
@@ -497,10 +498,13 @@ conversion_status_history = Table(
 )
 
 # Every postback request, as received (secrets masked), with what became of it and why.
+# In a partition a month on PostgreSQL, as clicks (trilha.db.partitions): ids in byte order.
 postback_log = Table(
     "postback_log",
     metadata,
-    Column("id", ID, primary_key=True),
+    Column(
+        "id", String(32).with_variant(String(32, collation="C"), "postgresql"), primary_key=True
+    ),
     Column("workspace_id", ID, ForeignKey("workspaces.id", ondelete="CASCADE")),
     Column("merchant_id", ID, ForeignKey("merchants.id", ondelete="SET NULL")),
     Column("received_at", Timestamp, nullable=False),
@@ -529,6 +533,7 @@ postback_log = Table(
     Column("payload_purged_at", Timestamp),
     Index("ix_postback_log_workspace_time", "workspace_id", "received_at"),
     Index("ix_postback_log_received", "received_at"),
+    postgresql_partition_by="RANGE (id)",
 )
 
 # Postbacks no workspace claims (no token, an unknown one, a host that is no custom domain):

@@ -21,7 +21,7 @@ from trilha.db.batches import purge_in_batches
 from trilha.db.engine import reading
 from trilha.db.partitions import (
     ATTEMPTS,
-    drop_expired_months,
+    drop_expired_partitions,
     ensure_partitions,
     validate_references,
 )
@@ -182,22 +182,23 @@ class DeliveryWorker:
                 async def attempts(conn: AsyncConnection, limit: int) -> int:
                     return await purge_attempts(conn, older_than=now - retention, limit=limit)
 
-                await drop_expired_attempts(self._engine, older_than=now - retention)
+                await drop_expired_partitions(self._engine, ATTEMPTS, older_than=now - retention)
                 await purge_in_batches(self._engine, attempts)
                 await self._partitions_ahead(now)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("delivery upkeep failed: %s", type(exc).__name__)
 
     async def _partitions_ahead(self, now: datetime) -> None:
-        """On PostgreSQL, the partitions clicks will need in the coming months (at start, then
-        hourly: a month's is there long before its first click)."""
+        """On PostgreSQL, the partitions clicks, delivery attempts and postback log entries will
+        need in the coming months (at start, then hourly: a month's is there long before its
+        first row)."""
         if self._engine.dialect.name != "postgresql":
             return
         async with self._engine.begin() as conn:
             created = await conn.run_sync(ensure_partitions, now=now)
         if created:
-            log.info("created click partitions %s", ", ".join(created))
-            async with self._engine.begin() as conn:  # if clicks moved in from the default
+            log.info("created partitions %s", ", ".join(created))
+            async with self._engine.begin() as conn:  # if rows moved in from the default
                 await conn.run_sync(validate_references)
 
     async def deliver(self, client: httpx.AsyncClient, job: Job) -> None:
@@ -209,19 +210,6 @@ class DeliveryWorker:
             return
         DELIVERY_ATTEMPTS.labels(sent.outcome, job.destination.kind).inc()
         self._finished.append((job, sent, datetime.now(UTC)))
-
-
-async def drop_expired_attempts(engine: AsyncEngine, *, older_than: datetime) -> None:
-    """On PostgreSQL, the months of attempts past retention go whole, a month per transaction;
-    the batches of purge_attempts then delete the rest, in the month still partly kept."""
-    if engine.dialect.name != "postgresql":
-        return
-    while True:
-        async with engine.begin() as conn:
-            dropped = await conn.run_sync(drop_expired_months, ATTEMPTS, older_than=older_than)
-        if not dropped:
-            return
-        log.info("dropped the delivery attempts of %s, past retention", *dropped)
 
 
 async def attempt(
