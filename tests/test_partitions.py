@@ -44,7 +44,6 @@ from trilha.db.partitions import (
     validate_references,
 )
 from trilha.db.schema import (
-    clicks,
     conversion_status_history,
     conversions,
     deliveries,
