@@ -48,6 +48,7 @@ from sqlalchemy.engine import make_url
 from trilha.accounts import create_user
 from trilha.db.driver import bind_processors
 from trilha.db.engine import make_engine, sync_url
+from trilha.db.partitions import MONTHS_AHEAD, Month, ensure_partitions
 from trilha.db.schema import (
     campaigns,
     clicks,
@@ -693,6 +694,8 @@ def prefill(
                 conn.commit()
             with conn.begin():
                 campaign_list = _campaigns(conn, rng, workspace_id, now)
+                if not sqlite:  # each month's rows in its partition, as a grown database has
+                    _partitions_since(conn, now - timedelta(days=days), now)
                 # Built again once the rows are in: much faster than row by row.
                 for index in clicks.indexes:
                     index.drop(conn)
@@ -734,6 +737,14 @@ def prefill(
         engine.dispose()
     stats.seconds = round(time.monotonic() - started, 1)
     return stats
+
+
+def _partitions_since(conn: Connection, first: datetime, now: datetime) -> None:
+    """PostgreSQL: the partitions of every month from ``first``'s to those the worker makes
+    ahead of ``now``'s (the worker makes only those)."""
+    start, end = Month.of(first), Month.of(now)
+    ahead = (end.year - start.year) * 12 + end.month - start.month + MONTHS_AHEAD
+    ensure_partitions(conn, now=first, ahead=ahead)
 
 
 _AGENTS_SQL = text(
