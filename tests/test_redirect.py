@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import (
+    fetch_all,
     fetch_clicks,
     make_campaign,
     make_domain,
@@ -23,9 +24,10 @@ from tests.factories import (
 )
 from trilha.app import TrilhaApp, create_app
 from trilha.campaigns import CampaignStatus, ParamMapping, update_campaign
-from trilha.db.schema import campaigns, clicks
+from trilha.db.schema import campaigns, clicks, user_agents
 from trilha.ids import to_base62
 from trilha.settings import Settings
+from trilha.visitors import agent_key
 
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -68,6 +70,29 @@ async def test_it_stores_the_click_and_redirects_with_macros_filled(
     )
     assert row["ip"] == "198.51.100.23"
     assert row["referrer"] == "https://m.facebook.com/"
+    assert row["user_agent"] == IPHONE
+
+
+async def test_each_user_agent_is_stored_once_and_read_back_with_each_click(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    workspace = await make_workspace(db)
+    await make_campaign(db, workspace, slug="lp")
+    android = "Mozilla/5.0 (Linux; Android 14; SM-A546E) Chrome/126.0 Mobile Safari/537.36"
+
+    for agent in (IPHONE, IPHONE, android, IPHONE):
+        assert (await client.get("/r/lp", headers={"user-agent": agent})).status_code == 302
+
+    agents = await fetch_all(db, user_agents)
+    assert sorted((a["key"], a["agent"]) for a in agents) == sorted(
+        [(agent_key(IPHONE), IPHONE), (agent_key(android), android)]
+    )
+    stored = await fetch_all(db, clicks)
+    assert sorted(c["user_agent_key"] for c in stored) == sorted(
+        [agent_key(IPHONE)] * 3 + [agent_key(android)]
+    )
+    read = await fetch_clicks(db)
+    assert sorted(c["user_agent"] for c in read) == sorted([IPHONE] * 3 + [android])
 
 
 async def test_it_answers_head_with_the_same_redirect_but_records_no_click(
