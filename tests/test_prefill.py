@@ -8,7 +8,7 @@ from bench.prefill import prefill, sizes
 from sqlalchemy import create_engine, select
 
 from trilha.db.engine import sync_url
-from trilha.db.schema import clicks, conversion_status_history, conversions, postback_log
+from trilha.db.schema import click_view, conversion_status_history, conversions, postback_log
 from trilha.visitors import parse_device, visitor_key
 
 
@@ -16,10 +16,12 @@ def read(url: str) -> dict[str, list[dict[str, object]]]:
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as conn:
-            return {
+            read = {
                 table.name: [dict(row) for row in conn.execute(select(table)).mappings()]
-                for table in (clicks, conversions, conversion_status_history, postback_log)
+                for table in (conversions, conversion_status_history, postback_log)
             }
+            read["clicks"] = [dict(row) for row in conn.execute(click_view).mappings()]
+            return read
     finally:
         engine.dispose()
 
