@@ -24,6 +24,7 @@ from trilha.logs import configure_logging
 from trilha.passwords import hash_password
 from trilha.postbacks import unmatched
 from trilha.reports.rollups import rebuild_rollups
+from trilha.runtime import database_engine
 from trilha.settings import Settings
 
 T = TypeVar("T")
@@ -199,11 +200,7 @@ def worker(
 
 async def run_worker(settings: Settings) -> None:
     """One delivery worker until SIGTERM or SIGINT, then the sends in flight finish."""
-    engine = make_engine(
-        settings.database_url,
-        sqlite_synchronous=settings.sqlite_synchronous,
-        pooler=settings.database_pooler,
-    )
+    engine = database_engine(settings)
     deliveries = DeliveryWorker(engine, settings)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -23,6 +23,17 @@ from trilha.visitors import CountryLookup
 log = logging.getLogger(__name__)
 
 
+def database_engine(settings: Settings) -> AsyncEngine:
+    """The engine on TRILHA_DATABASE_URL, its pool as the settings size it."""
+    return make_engine(
+        settings.database_url,
+        sqlite_synchronous=settings.sqlite_synchronous,
+        pooler=settings.database_pooler,
+        pool_size=settings.database_pool_size,
+        max_overflow=settings.database_pool_overflow,
+    )
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -38,11 +49,7 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
-        engine = make_engine(
-            settings.database_url,
-            sqlite_synchronous=settings.sqlite_synchronous,
-            pooler=settings.database_pooler,
-        )
+        engine = database_engine(settings)
         writer = BlockingWriter(engine)
         postback_writer = writer if is_sqlite(engine) else BlockingWriter(engine)
         deliveries = DeliveryWorker(engine, settings) if settings.delivery_worker else None

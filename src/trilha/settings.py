@@ -25,6 +25,19 @@ class Settings(BaseSettings):
         description="`transaction` when TRILHA_DATABASE_URL goes through a pooler in transaction "
         "mode (pgbouncer's pool_mode=transaction).",
     )
+    database_pool_size: int = Field(
+        10,
+        ge=1,
+        le=200,
+        description="PostgreSQL connections each process keeps open in its pool (not SQLite's).",
+    )
+    database_pool_overflow: int = Field(
+        10,
+        ge=0,
+        le=200,
+        description="PostgreSQL connections each process may open beyond its pool when busy, "
+        "closed once returned (not SQLite's).",
+    )
     host: str = Field("127.0.0.1", description="Address `trilha serve` listens on.")
     port: int = Field(8000, ge=1, le=65535, description="Port `trilha serve` listens on.")
     workers: int = Field(1, ge=1, le=64, description="Server processes `trilha serve` starts.")
