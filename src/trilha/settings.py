@@ -8,8 +8,10 @@ from __future__ import annotations
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./trilha.db"
 
@@ -17,13 +19,25 @@ Network = IPv4Network | IPv6Network
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="TRILHA_", env_file=".env", frozen=True)
+    # A refused value is never quoted back: database URLs, tokens and passwords are settings.
+    model_config = SettingsConfigDict(
+        env_prefix="TRILHA_", env_file=".env", frozen=True, hide_input_in_errors=True
+    )
 
-    database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL of the database.")
+    # The URLs may hold passwords: left out of the settings' repr, as they are of every log line.
+    database_url: str = Field(
+        DEFAULT_DATABASE_URL, repr=False, description="SQLAlchemy URL of the database."
+    )
     database_pooler: Literal["none", "transaction"] = Field(
         "none",
         description="`transaction` when TRILHA_DATABASE_URL goes through a pooler in transaction "
         "mode (pgbouncer's pool_mode=transaction).",
+    )
+    reports_database_url: str | None = Field(
+        None,
+        repr=False,
+        description="SQLAlchemy URL of a PostgreSQL replica of TRILHA_DATABASE_URL that reports "
+        "read from (none: they read from TRILHA_DATABASE_URL).",
     )
     database_pool_size: int = Field(
         10,
@@ -254,6 +268,35 @@ class Settings(BaseSettings):
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",
     )
 
+    @field_validator("reports_database_url")
+    @classmethod
+    def _check_reports_database(cls, value: str | None) -> str | None:
+        if not value or not value.strip():
+            return None
+        try:
+            backend = make_url(value.strip()).get_backend_name()
+        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+            raise ValueError(
+                "TRILHA_REPORTS_DATABASE_URL is not a database URL; "
+                "write it as postgresql+psycopg://user:password@host:5432/dbname"
+            ) from None
+        if backend != "postgresql":
+            raise ValueError(
+                f"TRILHA_REPORTS_DATABASE_URL names a {backend} database; it must be a "
+                "PostgreSQL replica, postgresql+psycopg://user:password@host:5432/dbname"
+            )
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _reports_replica_of_postgresql(self) -> Settings:
+        if self.reports_database_url and not _is_postgresql(self.database_url):
+            raise ValueError(
+                "TRILHA_REPORTS_DATABASE_URL is set but TRILHA_DATABASE_URL is not PostgreSQL: "
+                "only a PostgreSQL database has replicas to read reports from; unset "
+                "TRILHA_REPORTS_DATABASE_URL"
+            )
+        return self
+
     @field_validator("trusted_proxies", "metrics_allow", mode="before")
     @classmethod
     def _split_networks(cls, value: object) -> object:
@@ -292,3 +335,10 @@ class Settings(BaseSettings):
     @property
     def is_secure(self) -> bool:
         return self.base_url.startswith("https://")
+
+
+def _is_postgresql(url: str) -> bool:
+    try:
+        return make_url(url).get_backend_name() == "postgresql"
+    except (ArgumentError, ValueError):
+        return False
