@@ -7,6 +7,9 @@ what the copy holds; the click log, written and read on the primary, answers wha
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from uuid import uuid4
@@ -210,3 +213,48 @@ def test_it_refuses_a_replica_that_is_not_a_postgresql_url(url: str) -> None:
 def test_unset_or_blank_there_is_no_replica() -> None:
     assert Settings(_env_file=None).reports_database_url is None
     assert Settings(reports_database_url="  ", _env_file=None).reports_database_url is None
+
+
+@pytest.mark.parametrize(
+    ("database", "replica", "said"),
+    [
+        (
+            "sqlite+aiosqlite:///./trilha.db",
+            f"postgresql://trilha:{CANARY}@replica/trilha",
+            "TRILHA_REPORTS_DATABASE_URL is set but TRILHA_DATABASE_URL is not PostgreSQL",
+        ),
+        (
+            "postgresql://trilha@127.0.0.1:1/trilha",
+            f"mysql://trilha:{CANARY}@replica/trilha",
+            "TRILHA_REPORTS_DATABASE_URL names a mysql database",
+        ),
+    ],
+)
+def test_trilha_serve_refuses_to_start_saying_why_in_one_line(
+    tmp_path: Path, database: str, replica: str, said: str
+) -> None:
+    env = {**os.environ, "TRILHA_DATABASE_URL": database, "TRILHA_REPORTS_DATABASE_URL": replica}
+    if database.startswith("postgresql"):
+        # Refused too: every refused field is named. (The check across fields, SQLite's above,
+        # runs only once every field is valid.)
+        env["TRILHA_DATABASE_POOL_SIZE"] = "0"
+    started = subprocess.run(
+        [sys.executable, "-m", "trilha", "serve"],
+        cwd=tmp_path,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert started.returncode == 1
+    assert started.stdout == ""
+    lines = started.stderr.splitlines()
+    assert f"error: {said}" in [line[: len(said) + 7] for line in lines]
+    if database.startswith("postgresql"):
+        pool = "error: TRILHA_DATABASE_POOL_SIZE: Input should be greater than or equal to 1"
+        assert pool in lines
+    assert "Traceback" not in started.stderr
+    assert CANARY not in started.stderr
+    assert not (tmp_path / "trilha.db").exists()

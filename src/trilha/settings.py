@@ -8,7 +8,7 @@ from __future__ import annotations
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -342,3 +342,20 @@ def _is_postgresql(url: str) -> bool:
         return make_url(url).get_backend_name() == "postgresql"
     except (ArgumentError, ValueError):
         return False
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """Each refused setting as a line naming its variable (the value is never quoted).
+
+    >>> try:
+    ...     Settings(port=0, _env_file=None)
+    ... except ValidationError as exc:
+    ...     settings_errors(exc)
+    ['TRILHA_PORT: Input should be greater than or equal to 1']
+    """
+    lines = []
+    for error in exc.errors():
+        message = error["msg"].removeprefix("Value error, ")
+        names = [f"TRILHA_{str(part).upper()}" for part in error["loc"][:1]]
+        lines.append(": ".join([*names, message]) if names and names[0] not in message else message)
+    return lines
