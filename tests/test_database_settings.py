@@ -1,4 +1,5 @@
-"""The database settings: the pool each process keeps on PostgreSQL, bounded; SQLite's stays."""
+"""The database settings: the pool each process keeps on PostgreSQL (and on the reports'
+replica), bounded; SQLite's stays."""
 
 from __future__ import annotations
 
@@ -16,12 +17,23 @@ def pool_of(settings: Settings) -> QueuePool:
     return cast(QueuePool, create_app(settings).runtime.engine.sync_engine.pool)
 
 
+def reports_pool_of(settings: Settings) -> QueuePool:
+    engine = create_app(settings).runtime.reports_engine
+    assert engine is not None
+    return cast(QueuePool, engine.sync_engine.pool)
+
+
 async def test_it_sizes_the_postgresql_pool_as_set(settings: Settings) -> None:
     sized = settings.model_copy(update={"database_pool_size": 3, "database_pool_overflow": 0})
     pool = pool_of(sized)
 
     if settings.database_url.startswith("postgresql"):
         assert (pool.size(), pool._max_overflow) == (3, 0)
+        # The reports' replica gets a pool of its own, of the same size.
+        replica = sized.model_copy(update={"reports_database_url": settings.database_url})
+        replica_pool = reports_pool_of(replica)
+        assert replica_pool is not pool_of(replica)
+        assert (replica_pool.size(), replica_pool._max_overflow) == (3, 0)
     else:  # one writer and a few readers: SQLite's pool is not the settings'
         assert (pool.size(), pool._max_overflow) == (4, 4)
 

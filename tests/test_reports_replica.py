@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from uuid import uuid4
 
@@ -29,6 +30,8 @@ from tests.reports.test_api_reports import reports_url, visit
 from tests.web.callers import make_owner
 from trilha.db.engine import make_engine
 from trilha.db.schema import clicks
+from trilha.reports.home import home
+from trilha.runtime import Runtime
 from trilha.settings import Settings
 
 CANARY = "canary-password-7f3a"
@@ -98,6 +101,19 @@ async def test_reports_read_the_replica_while_clicks_are_written_and_logged_on_t
     assert (header.split(";")[1], row.split(";")[1]) == ("clicks", "1")
     assert len(log.json()["clicks"]) == 3
     assert (await count_clicks(database_url), await count_clicks(replica_of)) == (3, 1)
+
+    # The home screen's figures, handed the primary's connection as its page does.
+    runtime = Runtime.from_settings(with_replica)
+    try:
+        async with runtime.read_engine.begin() as primary:
+            screen = await runtime.reports.run(
+                primary, workspace.id, home, workspace, now=datetime.now(UTC)
+            )
+    finally:
+        await runtime.engine.dispose()
+        assert runtime.reports_engine is not None
+        await runtime.reports_engine.dispose()
+    assert screen.today.totals.clicks == 1
 
 
 @pytest.mark.usefixtures("postgresql")
