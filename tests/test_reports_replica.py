@@ -165,6 +165,24 @@ async def test_it_is_not_ready_when_the_replica_does_not_answer(settings: Settin
 
 
 @pytest.mark.usefixtures("postgresql")
+async def test_a_report_gets_503_while_the_replica_does_not_answer_and_clicks_go_on(
+    settings: Settings, db: AsyncEngine
+) -> None:
+    owner, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace, slug="lp")
+    gone = f"postgresql+psycopg://postgres:{CANARY}@127.0.0.1:1/test"  # nothing on port 1
+    async with running_client(settings.model_copy(update={"reports_database_url": gone})) as c:
+        await visit(c, campaign, 1)
+        report = await c.get(reports_url(workspace.id), headers=owner.headers)
+        log = await c.get(f"/api/v1/workspaces/{workspace.id}/clicks", headers=owner.headers)
+
+    assert report.status_code == 503
+    assert "replica" in report.text
+    assert CANARY not in report.text
+    assert len(log.json()["clicks"]) == 1
+
+
+@pytest.mark.usefixtures("postgresql")
 async def test_it_is_not_ready_when_the_replica_is_not_migrated(
     settings: Settings, tmp_path: Path
 ) -> None:

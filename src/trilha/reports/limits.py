@@ -20,10 +20,10 @@ from contextlib import asynccontextmanager
 from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from trilha.errors import ReportTimedOut, TooManyRequests
+from trilha.errors import ReportTimedOut, StorageUnavailable, TooManyRequests
 from trilha.metrics import REPORT_SECONDS
 
 P = ParamSpec("P")
@@ -70,11 +70,27 @@ class ReportLimiter:
             async with self.turn(workspace_id):
                 if self.engine is None:
                     return await self._limited(conn, report, *args, **kwargs)
-                # Taken once the turn is: a report waiting for one holds no connection.
-                async with self.engine.begin() as replica:
-                    return await self._limited(replica, report, *args, **kwargs)
+                return await self._on_replica(self.engine, report, *args, **kwargs)
         finally:
             REPORT_SECONDS.labels(report.__name__).observe(time.perf_counter() - started)
+
+    async def _on_replica(
+        self,
+        engine: AsyncEngine,
+        report: Callable[Concatenate[Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """The report in a transaction of its own on the replica, taken once the turn is (a
+        report waiting for one holds no connection). A replica that cannot be reached, or whose
+        replay cancelled the report (a conflict with recovery), answers 503."""
+        try:
+            async with engine.begin() as replica:
+                return await self._limited(replica, report, *args, **kwargs)
+        except (OperationalError, OSError):
+            raise StorageUnavailable(
+                "the reports' database (a replica) did not answer; try again shortly"
+            ) from None
 
     async def _limited(
         self,
