@@ -23,12 +23,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.apps import running_client
-from tests.conftest import _admin, empty_database
+from tests.conftest import _admin
 from tests.deliveries.conftest import eventually
 from tests.factories import make_campaign
 from tests.reports.test_api_reports import reports_url, visit
 from tests.web.callers import make_owner
 from trilha.db.engine import make_engine
+from trilha.db.migrate import migrate
 from trilha.db.schema import clicks
 from trilha.reports.home import home
 from trilha.runtime import Runtime
@@ -37,10 +38,39 @@ from trilha.settings import Settings
 CANARY = "canary-password-7f3a"
 
 
+# A replica is PostgreSQL's (with a SQLite primary the setting is refused: the tests below), so
+# these tests make their primary on PostgreSQL whatever database the run tests: they run the same
+# in the SQLite run and in the PostgreSQL one.
+ADMIN_URL = os.environ.get(
+    "TRILHA_TEST_POSTGRES_ADMIN_URL", "postgresql+psycopg://postgres@127.0.0.1/test"
+)
+
+
+def _on_server(name: str) -> str:
+    return make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="module")
+def primary_template() -> Iterator[str]:
+    """A PostgreSQL database migrated once for the module, each test's primary a copy of it."""
+    name = f"trilha_primary_{uuid4().hex[:12]}"
+    with _admin(ADMIN_URL) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    migrate(_on_server(name))
+    yield name
+    with _admin(ADMIN_URL) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
-def postgresql(settings: Settings) -> None:
-    if not settings.database_url.startswith("postgresql"):
-        pytest.skip("a replica is PostgreSQL's; SQLite refuses the setting (tests below)")
+def database_url(primary_template: str) -> Iterator[str]:
+    """The test's primary: a migrated PostgreSQL database of its own, dropped afterwards."""
+    name = f"trilha_test_{uuid4().hex[:12]}"
+    with _admin(ADMIN_URL) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{primary_template}"')
+    yield _on_server(name)
+    with _admin(ADMIN_URL) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
@@ -71,7 +101,6 @@ async def count_clicks(url: str) -> int:
         await engine.dispose()
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_reports_read_the_replica_while_clicks_are_written_and_logged_on_the_primary(
     settings: Settings, db: AsyncEngine, database_url: str, replica_of: str
 ) -> None:
@@ -116,7 +145,6 @@ async def test_reports_read_the_replica_while_clicks_are_written_and_logged_on_t
     assert screen.today.totals.clicks == 1
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_without_a_replica_reports_read_the_primary(
     client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
@@ -131,7 +159,6 @@ async def test_without_a_replica_reports_read_the_primary(
     assert report.json()["totals"]["clicks"] == 1
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_it_is_ready_when_the_replica_answers_at_the_codes_schema(
     settings: Settings, database_url: str, replica_of: str
 ) -> None:
@@ -150,7 +177,6 @@ async def test_it_is_ready_when_the_replica_answers_at_the_codes_schema(
     assert body["checks"]["reports_database"] == "ok"
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_it_is_not_ready_when_the_replica_does_not_answer(settings: Settings) -> None:
     gone = f"postgresql+psycopg://postgres:{CANARY}@127.0.0.1:1/test"  # nothing on port 1
     async with running_client(settings.model_copy(update={"reports_database_url": gone})) as c:
@@ -164,7 +190,6 @@ async def test_it_is_not_ready_when_the_replica_does_not_answer(settings: Settin
     assert CANARY not in response.text
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_a_report_gets_503_while_the_replica_does_not_answer_and_clicks_go_on(
     settings: Settings, db: AsyncEngine
 ) -> None:
@@ -182,20 +207,19 @@ async def test_a_report_gets_503_while_the_replica_does_not_answer_and_clicks_go
     assert len(log.json()["clicks"]) == 1
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_it_is_not_ready_when_the_replica_is_not_migrated(
-    settings: Settings, tmp_path: Path
+    settings: Settings, replica_of: str
 ) -> None:
-    with empty_database(tmp_path) as unmigrated:
-        with_replica = settings.model_copy(update={"reports_database_url": unmigrated})
-        async with running_client(with_replica) as client:
-            body = (await client.get("/readyz")).json()
+    with _admin(ADMIN_URL) as admin:  # an empty database: no tables, no migration
+        admin.execute(f'CREATE DATABASE "{make_url(replica_of).database}"')
+    with_replica = settings.model_copy(update={"reports_database_url": replica_of})
+    async with running_client(with_replica) as client:
+        body = (await client.get("/readyz")).json()
 
     assert "reports_database" in body["failing"]
     assert body["checks"]["reports_database"].startswith("not migrated")
 
 
-@pytest.mark.usefixtures("postgresql")
 async def test_the_start_log_names_the_replica_without_its_password(
     settings: Settings, capfd: pytest.CaptureFixture[str]
 ) -> None:
