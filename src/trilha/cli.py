@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from trilha import accounts, backups, workspaces
@@ -24,7 +25,8 @@ from trilha.logs import configure_logging
 from trilha.passwords import hash_password
 from trilha.postbacks import unmatched
 from trilha.reports.rollups import rebuild_rollups
-from trilha.settings import Settings
+from trilha.runtime import database_engine
+from trilha.settings import Settings, settings_errors
 
 T = TypeVar("T")
 
@@ -87,7 +89,7 @@ def _run(work: Coroutine[object, object, T]) -> T:
 @cli.command("migrate")
 def migrate_command() -> None:
     """Bring the database schema up to date (`serve` does this too)."""
-    settings = Settings()
+    settings = _settings()
     _migrate(settings)
     typer.echo("database is up to date")
 
@@ -99,7 +101,7 @@ def backup(
 ) -> None:
     """Copy the database to FILE while trilha keeps serving (SQLite: its online backup API;
     PostgreSQL: pg_dump's custom format)."""
-    settings = Settings()
+    settings = _settings()
     kind = _fail_cleanly(lambda: backups.back_up(settings.database_url, file, force=force))
     typer.echo(f"backed up the {kind} database to {file} ({file.stat().st_size} bytes)")
 
@@ -111,10 +113,20 @@ def restore(
 ) -> None:
     """Replace the database's contents with FILE's, then bring its schema up to date. Stop
     `trilha serve` and `trilha worker` first."""
-    settings = Settings()
+    settings = _settings()
     revision = _fail_cleanly(lambda: backups.restore(settings.database_url, file, force=force))
     _migrate(settings)
     typer.echo(f"restored {file} (taken at migration {revision}); database is up to date")
+
+
+def _settings() -> Settings:
+    """The settings; each refused one named by its variable, with why, then exit 1."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        for line in settings_errors(exc):
+            typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from None
 
 
 def _fail_cleanly(work: Callable[[], T]) -> T:
@@ -130,7 +142,7 @@ def _fail_cleanly(work: Callable[[], T]) -> T:
 def rollups_rebuild() -> None:
     """Recompute every hourly sum of clicks from the click rows, in one transaction (with
     TRILHA_CLICK_RETENTION_DAYS, only the days whose clicks are all kept)."""
-    settings = Settings()
+    settings = _settings()
     since = all_kept_since(datetime.now(UTC), settings.click_retention_days)
 
     async def work(conn: AsyncConnection) -> None:
@@ -157,7 +169,7 @@ def serve(
     for name, value in (("HOST", host), ("PORT", port), ("WORKERS", workers)):
         if value is not None:
             os.environ[f"TRILHA_{name}"] = str(value)
-    settings = Settings()
+    settings = _settings()
     _migrate(settings)
     setup_token = _in_transaction(settings, _setup_token_if_empty)
     if setup_token:
@@ -192,18 +204,14 @@ def worker(
     """Send deliveries (postbacks, webhooks, Conversions API events) until SIGTERM or Ctrl-C."""
     if concurrency is not None:
         os.environ["TRILHA_DELIVERY_CONCURRENCY"] = str(concurrency)
-    settings = Settings()
+    settings = _settings()
     _migrate(settings)
     _run(run_worker(settings))
 
 
 async def run_worker(settings: Settings) -> None:
     """One delivery worker until SIGTERM or SIGINT, then the sends in flight finish."""
-    engine = make_engine(
-        settings.database_url,
-        sqlite_synchronous=settings.sqlite_synchronous,
-        pooler=settings.database_pooler,
-    )
+    engine = database_engine(settings)
     deliveries = DeliveryWorker(engine, settings)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -236,7 +244,7 @@ def user_create(
         )
 
     password_hash = _run(hash_password(password))  # outside the transaction: it takes a while
-    user = _in_transaction(Settings(), work)
+    user = _in_transaction(_settings(), work)
     typer.echo(f"created user {user.email} ({user.id})")
 
 
@@ -259,7 +267,7 @@ def workspace_create(
             conn, user, name=name, timezone=timezone, currency=currency, now=datetime.now(UTC)
         )
 
-    workspace = _in_transaction(Settings(), work)
+    workspace = _in_transaction(_settings(), work)
     typer.echo(f"created workspace {workspace.name!r} ({workspace.id})")
 
 
@@ -277,7 +285,7 @@ def apikey_create(
         _, secret = await accounts.create_api_key(conn, user, name=name, now=datetime.now(UTC))
         return secret
 
-    secret = _in_transaction(Settings(), work)
+    secret = _in_transaction(_settings(), work)
     typer.echo("API key (shown once; send it as `Authorization: Bearer <key>`):")
     typer.echo(secret)
 
@@ -297,7 +305,7 @@ def postbacks_unmatched(
             await unmatched.list_samples(conn, since=since),
         )
 
-    sources, samples = _in_transaction(Settings(), work, reads_only=True)
+    sources, samples = _in_transaction(_settings(), work, reads_only=True)
     total = sum(source.requests for source in sources)
     typer.echo(f"{total} postbacks matched no workspace in the last {hours} hours.")
     for line in unmatched.report_lines(sources, samples):

@@ -1,5 +1,6 @@
-"""Whether this trilha can do its work: the database answers, its schema is the code's, and a
-delivery worker has looked at the outbox lately. What /readyz answers."""
+"""Whether this trilha can do its work: the database answers, its schema is the code's, a
+delivery worker has looked at the outbox lately, and the reports' replica, when there is one,
+answers at the code's schema too. What /readyz answers."""
 
 from __future__ import annotations
 
@@ -26,10 +27,14 @@ class Readiness:
     database: str
     migrations: str = NOT_CHECKED
     worker: str = NOT_CHECKED
+    reports_database: str | None = None  # None: reports read from the database itself
 
     @property
     def checks(self) -> dict[str, str]:
-        return {"database": self.database, "migrations": self.migrations, "worker": self.worker}
+        checks = {"database": self.database, "migrations": self.migrations, "worker": self.worker}
+        if self.reports_database is not None:
+            checks["reports_database"] = self.reports_database
+        return checks
 
     @property
     def failing(self) -> list[str]:
@@ -41,16 +46,35 @@ class Readiness:
 
 
 async def check_readiness(
-    engine: AsyncEngine, *, worker_age: timedelta, now: datetime
+    engine: AsyncEngine,
+    *,
+    worker_age: timedelta,
+    now: datetime,
+    reports_engine: AsyncEngine | None = None,
 ) -> Readiness:
+    replica = None if reports_engine is None else await _reports_database(reports_engine)
     try:
         async with engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
             migrations = await _migrations(conn)
             worker = await _worker(conn, worker_age, now)
     except (SQLAlchemyError, OSError) as exc:
-        return Readiness(database=f"unreachable ({type(exc).__name__})")
-    return Readiness(database=OK, migrations=migrations, worker=worker)
+        return Readiness(database=_unreachable(exc), reports_database=replica)
+    return Readiness(database=OK, migrations=migrations, worker=worker, reports_database=replica)
+
+
+async def _reports_database(engine: AsyncEngine) -> str:
+    """ "ok" when the replica answers at the code's schema (a replica still replaying a migration
+    is not), else what is wrong."""
+    try:
+        async with engine.connect() as conn:
+            return await _migrations(conn)
+    except (SQLAlchemyError, OSError) as exc:
+        return _unreachable(exc)
+
+
+def _unreachable(exc: BaseException) -> str:
+    return f"unreachable ({type(exc).__name__})"
 
 
 async def _migrations(conn: AsyncConnection) -> str:

@@ -23,6 +23,30 @@ from trilha.visitors import CountryLookup
 log = logging.getLogger(__name__)
 
 
+def database_engine(settings: Settings) -> AsyncEngine:
+    """The engine on TRILHA_DATABASE_URL, its pool as the settings size it."""
+    return make_engine(
+        settings.database_url,
+        sqlite_synchronous=settings.sqlite_synchronous,
+        pooler=settings.database_pooler,
+        pool_size=settings.database_pool_size,
+        max_overflow=settings.database_pool_overflow,
+    )
+
+
+def reports_engine(settings: Settings) -> AsyncEngine | None:
+    """The engine on TRILHA_REPORTS_DATABASE_URL, a replica (pooled, when at all, as the
+    database is), or None when reports read from the database itself."""
+    if settings.reports_database_url is None:
+        return None
+    return make_engine(
+        settings.reports_database_url,
+        pooler=settings.database_pooler,
+        pool_size=settings.database_pool_size,
+        max_overflow=settings.database_pool_overflow,
+    )
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -33,19 +57,17 @@ class Runtime:
     postback_writer: BlockingWriter  # the same on SQLite, which has one write lock
     deliveries: DeliveryWorker | None  # None when TRILHA_DELIVERY_WORKER is off
     reports: ReportLimiter
+    reports_engine: AsyncEngine | None = None  # TRILHA_REPORTS_DATABASE_URL's, when set
     countries: CountryLookup = field(default_factory=CountryLookup)
     _upkeep: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
-        engine = make_engine(
-            settings.database_url,
-            sqlite_synchronous=settings.sqlite_synchronous,
-            pooler=settings.database_pooler,
-        )
+        engine = database_engine(settings)
         writer = BlockingWriter(engine)
         postback_writer = writer if is_sqlite(engine) else BlockingWriter(engine)
         deliveries = DeliveryWorker(engine, settings) if settings.delivery_worker else None
+        replica = reports_engine(settings)
         return cls(
             settings=settings,
             engine=engine,
@@ -61,7 +83,9 @@ class Runtime:
                 at_once=settings.reports_at_once,
                 queue_wait=settings.report_queue_wait,
                 time_limit=settings.report_timeout,
+                engine=replica,
             ),
+            reports_engine=replica,
             countries=CountryLookup(settings.geoip_database),
         )
 
@@ -84,6 +108,9 @@ class Runtime:
             self.deliveries.start()
         loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
         log.info("serving: %s database, %s event loop", self.engine.dialect.name, loop)
+        if self.reports_engine is not None:
+            shown = self.reports_engine.url.render_as_string(hide_password=True)
+            log.info("reports read from the replica at %s", shown)
 
     async def stop(self) -> None:
         if self._upkeep is not None:
@@ -97,3 +124,5 @@ class Runtime:
             await writer.stop()
         self.countries.close()
         await self.engine.dispose()
+        if self.reports_engine is not None:
+            await self.reports_engine.dispose()

@@ -8,8 +8,10 @@ from __future__ import annotations
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./trilha.db"
 
@@ -17,13 +19,38 @@ Network = IPv4Network | IPv6Network
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="TRILHA_", env_file=".env", frozen=True)
+    # A refused value is never quoted back: database URLs, tokens and passwords are settings.
+    model_config = SettingsConfigDict(
+        env_prefix="TRILHA_", env_file=".env", frozen=True, hide_input_in_errors=True
+    )
 
-    database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL of the database.")
+    # The URLs may hold passwords: left out of the settings' repr, as they are of every log line.
+    database_url: str = Field(
+        DEFAULT_DATABASE_URL, repr=False, description="SQLAlchemy URL of the database."
+    )
     database_pooler: Literal["none", "transaction"] = Field(
         "none",
         description="`transaction` when TRILHA_DATABASE_URL goes through a pooler in transaction "
         "mode (pgbouncer's pool_mode=transaction).",
+    )
+    reports_database_url: str | None = Field(
+        None,
+        repr=False,
+        description="SQLAlchemy URL of a PostgreSQL replica of TRILHA_DATABASE_URL that reports "
+        "read from (none: they read from TRILHA_DATABASE_URL).",
+    )
+    database_pool_size: int = Field(
+        10,
+        ge=1,
+        le=200,
+        description="PostgreSQL connections each process keeps open in its pool (not SQLite's).",
+    )
+    database_pool_overflow: int = Field(
+        10,
+        ge=0,
+        le=200,
+        description="PostgreSQL connections each process may open beyond its pool when busy, "
+        "closed once returned (not SQLite's).",
     )
     host: str = Field("127.0.0.1", description="Address `trilha serve` listens on.")
     port: int = Field(8000, ge=1, le=65535, description="Port `trilha serve` listens on.")
@@ -241,6 +268,35 @@ class Settings(BaseSettings):
         description="SQLite `synchronous` pragma: FULL survives power loss, NORMAL only crashes.",
     )
 
+    @field_validator("reports_database_url")
+    @classmethod
+    def _check_reports_database(cls, value: str | None) -> str | None:
+        if not value or not value.strip():
+            return None
+        try:
+            backend = make_url(value.strip()).get_backend_name()
+        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+            raise ValueError(
+                "TRILHA_REPORTS_DATABASE_URL is not a database URL; "
+                "write it as postgresql+psycopg://user:password@host:5432/dbname"
+            ) from None
+        if backend != "postgresql":
+            raise ValueError(
+                f"TRILHA_REPORTS_DATABASE_URL names a {backend} database; it must be a "
+                "PostgreSQL replica, postgresql+psycopg://user:password@host:5432/dbname"
+            )
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _reports_replica_of_postgresql(self) -> Settings:
+        if self.reports_database_url and not _is_postgresql(self.database_url):
+            raise ValueError(
+                "TRILHA_REPORTS_DATABASE_URL is set but TRILHA_DATABASE_URL is not PostgreSQL: "
+                "only a PostgreSQL database has replicas to read reports from; unset "
+                "TRILHA_REPORTS_DATABASE_URL"
+            )
+        return self
+
     @field_validator("trusted_proxies", "metrics_allow", mode="before")
     @classmethod
     def _split_networks(cls, value: object) -> object:
@@ -279,3 +335,27 @@ class Settings(BaseSettings):
     @property
     def is_secure(self) -> bool:
         return self.base_url.startswith("https://")
+
+
+def _is_postgresql(url: str) -> bool:
+    try:
+        return make_url(url).get_backend_name() == "postgresql"
+    except (ArgumentError, ValueError):
+        return False
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """Each refused setting as a line naming its variable (the value is never quoted).
+
+    >>> try:
+    ...     Settings(port=0, _env_file=None)
+    ... except ValidationError as exc:
+    ...     settings_errors(exc)
+    ['TRILHA_PORT: Input should be greater than or equal to 1']
+    """
+    lines = []
+    for error in exc.errors():
+        message = error["msg"].removeprefix("Value error, ")
+        names = [f"TRILHA_{str(part).upper()}" for part in error["loc"][:1]]
+        lines.append(": ".join([*names, message]) if names and names[0] not in message else message)
+    return lines

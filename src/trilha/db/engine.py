@@ -65,8 +65,15 @@ def postgres_connect_args(pooler: Pooler) -> dict[str, Any]:
 
 
 def make_engine(
-    url: str, *, sqlite_synchronous: str = "FULL", pooler: Pooler = "none"
+    url: str,
+    *,
+    sqlite_synchronous: str = "FULL",
+    pooler: Pooler = "none",
+    pool_size: int = 10,
+    max_overflow: int = 10,
 ) -> AsyncEngine:
+    """An engine for ``url``. ``pool_size`` and ``max_overflow`` size a PostgreSQL pool; SQLite's
+    stays at 4 and 4, enough for one writer and the readers WAL lets run beside it."""
     url = async_url(url)
     if make_url(url).get_backend_name() == "sqlite":
         engine = create_async_engine(url, pool_size=4, max_overflow=4, hide_parameters=True)
@@ -76,8 +83,8 @@ def make_engine(
     connect_args = postgres_connect_args(pooler)
     engine = create_async_engine(
         url,
-        pool_size=10,
-        max_overflow=10,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
         pool_pre_ping=True,
         hide_parameters=True,
         connect_args=connect_args,

@@ -4,6 +4,10 @@ Any member or API key can ask for a heavy report; without these bounds a handful
 would take the processor, the database and its connections from the clicks. A report waits
 briefly for one of its workspace's turns, else it is refused (TooManyRequests, 429); its queries
 stop at the time limit (ReportTimedOut, 503).
+
+With TRILHA_REPORTS_DATABASE_URL set, every report runs here on that replica, in a transaction
+of its own, instead of on the request's connection to the primary: a report shows what the
+replica has replayed so far (see docs/install.md, "Several machines").
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ from contextlib import asynccontextmanager
 from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from trilha.errors import ReportTimedOut, TooManyRequests
+from trilha.errors import ReportTimedOut, StorageUnavailable, TooManyRequests
 from trilha.metrics import REPORT_SECONDS
 
 P = ParamSpec("P")
@@ -36,10 +40,18 @@ TIMED_OUT_RETRY_AFTER = 60
 class ReportLimiter:
     """Turns for reports, per workspace, in this process."""
 
-    def __init__(self, *, at_once: int, queue_wait: float, time_limit: float) -> None:
+    def __init__(
+        self,
+        *,
+        at_once: int,
+        queue_wait: float,
+        time_limit: float,
+        engine: AsyncEngine | None = None,
+    ) -> None:
         self.at_once = at_once
         self.queue_wait = queue_wait
         self.time_limit = time_limit
+        self.engine = engine  # the reports' replica; None: the request's own connection
         self._turns: dict[str, asyncio.Semaphore] = {}
         self._holders: dict[str, int] = {}  # running or waiting, to drop an idle workspace's turns
 
@@ -52,13 +64,43 @@ class ReportLimiter:
         **kwargs: P.kwargs,
     ) -> T:
         """``report(conn, *args, **kwargs)`` in one of the workspace's turns, within the time
-        limit."""
+        limit; on the replica instead of ``conn`` when there is one."""
         started = time.perf_counter()
         try:
-            async with self.turn(workspace_id), time_limited(conn, self.time_limit):
-                return await conn.run_sync(report, *args, **kwargs)
+            async with self.turn(workspace_id):
+                if self.engine is None:
+                    return await self._limited(conn, report, *args, **kwargs)
+                return await self._on_replica(self.engine, report, *args, **kwargs)
         finally:
             REPORT_SECONDS.labels(report.__name__).observe(time.perf_counter() - started)
+
+    async def _on_replica(
+        self,
+        engine: AsyncEngine,
+        report: Callable[Concatenate[Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """The report in a transaction of its own on the replica, taken once the turn is (a
+        report waiting for one holds no connection). A replica that cannot be reached, or whose
+        replay cancelled the report (a conflict with recovery), answers 503."""
+        try:
+            async with engine.begin() as replica:
+                return await self._limited(replica, report, *args, **kwargs)
+        except (OperationalError, OSError):
+            raise StorageUnavailable(
+                "the reports' database (a replica) did not answer; try again shortly"
+            ) from None
+
+    async def _limited(
+        self,
+        conn: AsyncConnection,
+        report: Callable[Concatenate[Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        async with time_limited(conn, self.time_limit):
+            return await conn.run_sync(report, *args, **kwargs)
 
     @asynccontextmanager
     async def turn(self, workspace_id: str) -> AsyncIterator[None]:

@@ -27,6 +27,7 @@ async def readyz(request: Request) -> JSONResponse:
         runtime.read_engine,
         worker_age=timedelta(seconds=runtime.settings.ready_worker_age),
         now=datetime.now(UTC),
+        reports_engine=runtime.reports_engine,
     )
     if not readiness.is_ready:
         body = {"status": "unavailable", "failing": readiness.failing, "checks": readiness.checks}
