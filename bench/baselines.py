@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from trilha.db.schema import EPOCH
 from trilha.ids import mint_click_id, new_id
 from trilha.reports.rollups import COUNTS, ROLLUPS, slot_of
 from trilha.visitors import agent_key, visitor_key
@@ -195,8 +196,9 @@ class _Store:
         self.thread = ThreadPoolExecutor(1)
 
     def moment(self, now: datetime) -> object:
-        """A time as the store binds it."""
-        return now.strftime("%Y-%m-%d %H:%M:%S.%f")
+        """A time as the store binds it: on SQLite a click's time is its microseconds since
+        1970 (trilha.db.schema.ClickTime)."""
+        return (now - EPOCH) // timedelta(microseconds=1)
 
     def recent(self, visitors: list[int], since: object) -> set[int]:
         """Which of the batch's visitors clicked the campaign since ``since``."""
