@@ -16,6 +16,9 @@ thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
   (two columns, no index): the floor of a durable write, whatever the row (diagnostic);
 - ``sqlite-store``: the bare function storing the same click row with Python's sqlite3 alone,
   group-committed, into a migrated trilha database: the floor of a durable click (diagnostic);
+- ``store-postgres``: the same store on a fresh PostgreSQL database through psycopg (one
+  connection in the writer thread, as trilha's; the batch's clicks in one COPY): the floor of a
+  durable click on PostgreSQL (diagnostic);
 - ``trilha-sqlite-full`` / ``trilha-sqlite-normal``: ``trilha serve`` (granian, ASGI, 1 worker)
   on a fresh, migrated SQLite file with ``synchronous=FULL`` (the default) or ``NORMAL``;
 - ``trilha-postgres``: ``trilha serve`` on a fresh PostgreSQL database, dropped afterwards.
@@ -23,13 +26,13 @@ thread) to CPU 1: a 2 s warm-up, then a measured run. The targets:
 By default every request is the same, from one visitor, so every click's uniqueness key lands on
 the same index page. ``--visitors N`` spreads the requests over N visitors, as real traffic is:
 request n carries ``X-Forwarded-For: 10.x.y.z`` for visitor n mod N, trilha trusts the loopback
-proxy for the run and ``sqlite-store`` reads the same header.
+proxy for the run and ``sqlite-store`` and ``store-postgres`` read the same header.
 
 For each target it prints requests/s, p50/p99 latency, the server's CPU time per request (its
 process tree's utime+stime from /proc), for PostgreSQL the CPU of the server processes serving
 trilha's connections, wrk's own CPU (near 100 % means wrk was the limit) and what every other
 process on the machine used meanwhile (a run disturbed by them is measured again). After each
-trilha run it checks that the clicks stored cover every 2xx/3xx wrk counted. The figures (medians
+run that stores clicks it checks that they cover every 2xx/3xx wrk counted. The figures (medians
 over the rounds) also go to bench/results/redirect-<time>.json.
 """
 
@@ -64,6 +67,9 @@ TARGETS = harness.targets(
     Target("asgi-batched", "granian", app="bench.baselines:batched_app"),
     Target("sqlite-narrow", "granian", app="bench.baselines:sqlite_narrow_app", database="sqlite"),
     Target("sqlite-store", "granian", app="bench.baselines:sqlite_store_app", database="sqlite"),
+    Target(
+        "store-postgres", "granian", app="bench.baselines:postgres_store_app", database="postgres"
+    ),
 )
 
 # (trilha target, baseline, the least trilha/baseline the issue asks for)
@@ -78,6 +84,8 @@ GOALS = (
     ("trilha-postgres", "nginx", 0.1),
     ("trilha-postgres", "starlette", None),
     ("trilha-postgres", "trilha-sqlite-full", 0.85),
+    ("store-postgres", "sqlite-store", None),
+    ("trilha-postgres", "store-postgres", None),
 )
 HEADERS = {"User-Agent": USER_AGENT}
 
