@@ -586,10 +586,12 @@ def _admin(url: str) -> psycopg.Connection[tuple[Any, ...]]:
 
 
 @contextlib.contextmanager
-def postgres_database(admin_url: str) -> Iterator[str]:
+def postgres_database(admin_url: str, *, template: str | None = None) -> Iterator[str]:
+    """A new database on the server (a copy of ``template``, if given), dropped after."""
     name = f"trilha_bench_{uuid4().hex[:12]}"
+    copied = f' TEMPLATE "{template}"' if template else ""
     with _admin(admin_url) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"{copied}')
     try:
         yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
@@ -631,6 +633,7 @@ class Options:
     prefilled: int = 0  # clicks in the prefilled databases (0: none)
     prefilled_days: int = 90
     prefilled_conversions: int = 0
+    prefilled_cache: str | None = None  # the folder filled databases are kept in between runs
 
 
 @dataclass
@@ -656,24 +659,67 @@ class PrefilledDatabases:
         """The database's URL and the benchmark's Lua for it; the benchmark as prepare left it."""
         found = self.made.get(kind)
         if found is None:
-            if kind == "sqlite":
-                url = f"sqlite+aiosqlite:///{self.work / 'prefilled.db'}"
+            if self.options.prefilled_cache is not None:
+                url = self._copy_of_cache(kind)
+                lua = bench.prepare(url)
             else:
-                url = self.stack.enter_context(postgres_database(self.options.postgres_url))
-            migrate(url)
-            lua = bench.prepare(url)
-            print(f"prefilling {kind} with {self.options.prefilled:,} clicks ...", flush=True)
-            stats = prefill(
-                url,
-                clicks_count=self.options.prefilled,
-                days=self.options.prefilled_days,
-                conversions_count=self.options.prefilled_conversions,
-            )
-            self.fills[kind] = {**asdict(stats), "sizes": sizes(url)}
-            print(f"  done in {stats.seconds:,.0f} s", flush=True)
+                if kind == "sqlite":
+                    url = f"sqlite+aiosqlite:///{self.work / 'prefilled.db'}"
+                else:
+                    url = self.stack.enter_context(postgres_database(self.options.postgres_url))
+                migrate(url)
+                lua = bench.prepare(url)
+                self.fills[kind] = self._fill(url, kind)
             found = self.made[kind] = _Prefilled(url, lua, bench.snapshot())
         bench.restore(found.snapshot)
         return found.url, found.lua
+
+    def _fill(self, url: str, kind: str) -> dict[str, Any]:
+        print(f"prefilling {kind} with {self.options.prefilled:,} clicks ...", flush=True)
+        stats = prefill(
+            url,
+            clicks_count=self.options.prefilled,
+            days=self.options.prefilled_days,
+            conversions_count=self.options.prefilled_conversions,
+        )
+        print(f"  done in {stats.seconds:,.0f} s", flush=True)
+        return {**asdict(stats), "sizes": sizes(url)}
+
+    def _copy_of_cache(self, kind: str) -> str:
+        """--prefilled-cache: a copy of the filled database kept from an earlier run (filled
+        now, without the benchmark's seed, if there is none yet): a SQLite file in the cache
+        folder, or a PostgreSQL database used as a template. The benchmark seeds the copy."""
+        options = self.options
+        assert options.prefilled_cache is not None
+        cache = Path(options.prefilled_cache)
+        name = f"trilha_prefilled_{options.prefilled}_{options.prefilled_days}"
+        name += f"_{options.prefilled_conversions}"
+        if kind == "sqlite":
+            kept = cache / f"{name}.db"
+            if not kept.exists():
+                filling = cache / f"{name}.filling.db"
+                filling.unlink(missing_ok=True)
+                url = f"sqlite+aiosqlite:///{filling}"
+                migrate(url)
+                self.fills[kind] = self._fill(url, kind)
+                filling.rename(kept)
+                for lock in cache.glob(f"{filling.name}.*"):  # the migration's lock file
+                    lock.unlink()
+            copy = self.work / "prefilled.db"
+            shutil.copyfile(kept, copy)
+            return f"sqlite+aiosqlite:///{copy}"
+        with _admin(options.postgres_url) as admin:
+            have = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if have is None:
+            with _admin(options.postgres_url) as admin:
+                admin.execute(f'CREATE DATABASE "{name}_filling"')
+            server = make_url(options.postgres_url)
+            fresh = server.set(database=f"{name}_filling").render_as_string(hide_password=False)
+            migrate(fresh)
+            self.fills[kind] = self._fill(fresh, kind)
+            with _admin(options.postgres_url) as admin:
+                admin.execute(f'ALTER DATABASE "{name}_filling" RENAME TO "{name}"')
+        return self.stack.enter_context(postgres_database(options.postgres_url, template=name))
 
 
 def measure(
@@ -935,6 +981,12 @@ def parse_args(bench: Benchmark, argv: Sequence[str] | None) -> argparse.Namespa
         type=int,
         help="conversions in the prefilled databases (default: one for every 50 clicks)",
     )
+    parser.add_argument(
+        "--prefilled-cache",
+        type=Path,
+        help="keep the prefilled databases here (PostgreSQL's on its server, as templates) and "
+        "run on copies of them, filling them only the first time",
+    )
     parser.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/...)")
     bench.add_arguments(parser)
@@ -970,6 +1022,7 @@ def main(bench: Benchmark, argv: Sequence[str] | None = None) -> int:
             if args.prefilled_conversions is None
             else args.prefilled_conversions
         ),
+        prefilled_cache=str(args.prefilled_cache) if args.prefilled_cache else None,
     )
     started = datetime.now(UTC)
     info = machine(args.postgres_url, targets)
