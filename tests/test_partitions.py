@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.conftest import _admin
 from tests.deliveries.conftest import click_on, eventually, make_destination, report
 from tests.factories import fetch_all, fetch_clicks, make_campaign, make_workspace
+from tests.test_agent_retention import agents_read_back, click_as, stored_agents
 from tests.test_retention import RETENTION, clicks_aged, rollup_clicks
 from tests.web.callers import make_owner
 from tests.web.sales import click, postback
@@ -54,7 +55,7 @@ from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
 from trilha.deliveries.worker import DeliveryWorker
 from trilha.ids import RANDOM_ID_CHARS, click_ids_from, new_id, random_base62
-from trilha.maintenance import purge_old_rows
+from trilha.maintenance import purge_expired_clicks, purge_old_rows
 from trilha.settings import Settings
 from trilha.workspaces import Workspace
 
@@ -242,6 +243,27 @@ async def test_retention_drops_a_past_month_whole_but_its_converted_clicks(
     assert conversion["click_id"] == old[0]
     assert await reference_checked(db)
     assert await rollup_clicks(db) == before == (6, 6)
+
+
+async def test_retention_takes_the_agents_of_a_month_dropped_whole_but_its_converted_clicks(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    _, workspace = await make_owner(db)
+    campaign = await make_campaign(db, workspace)
+    past = Month.of(datetime.now(UTC) - timedelta(days=75))
+    async with db.begin() as conn:
+        await conn.run_sync(create_partition, CLICKS, past)
+    age = timedelta(days=75)
+    await click_as(client, db, campaign, "Dropped/1.0", age=age)
+    sold = await click_as(client, db, campaign, "Sold/1.0", age=age)
+    answer = await postback(client, workspace, click_id=sold, txid="T1", payout="97,00")
+    assert answer["status"] == "created", answer
+
+    await purge_expired_clicks(db, days=RETENTION.days)
+
+    assert CLICKS.partition(past) not in await month_names(db)
+    assert await stored_agents(db) == {"Sold/1.0"}
+    assert await agents_read_back(db) == {sold: "Sold/1.0"}
 
 
 async def test_the_worker_drops_a_past_month_of_delivery_attempts_whole(

@@ -1,6 +1,7 @@
 """Background upkeep of a serving process: attach orphans whose click appeared, trim the log,
 the counts of unmatched postbacks and of sign-in attempts, look again at custom domains' DNS
-records, empty old postback payloads, delete raw clicks past their retention."""
+records, empty old postback payloads, delete raw clicks past their retention and the user agents
+no click holds any more."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from trilha.agent_retention import purge_unused_agents
 from trilha.click_retention import purge_old_clicks
 from trilha.conversions.orphans import attach_orphans
 from trilha.custom_domains import DomainPolicy, recheck_domains
@@ -93,12 +95,16 @@ async def purge_old_rows(engine: AsyncEngine, settings: Settings) -> None:
 
 
 async def purge_expired_clicks(engine: AsyncEngine, *, days: int) -> None:
-    """Raw clicks older than ``days`` (none if 0) go, a batch per transaction."""
+    """Raw clicks older than ``days`` (none if 0) go, a batch per transaction, then the user
+    agents no click holds any more."""
     if not days:
         return
     purged = await purge_old_clicks(engine, older_than=datetime.now(UTC) - timedelta(days=days))
     if purged:
         log.info("purged %d clicks older than %d days", purged, days)
+    agents = await purge_unused_agents(engine)
+    if agents:
+        log.info("purged %d user agents no click holds any more", agents)
 
 
 async def _recheck_domains(engine: AsyncEngine, policy: DomainPolicy) -> None:

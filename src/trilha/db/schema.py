@@ -330,8 +330,8 @@ clicks = Table(
     postgresql_partition_by="RANGE (id)",
 )
 
-# Each user agent once, by its key (trilha.visitors.agent_key); kept when its clicks go (a few
-# hundred bytes an agent). On SQLite the key is the table's rowid.
+# Each user agent once, by its key (trilha.visitors.agent_key); click retention deletes it once
+# no click holds it (trilha.agent_retention). On SQLite the key is the table's rowid.
 user_agents = Table(
     "user_agents",
     metadata,
