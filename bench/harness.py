@@ -646,7 +646,9 @@ class _Prefilled:
 class PrefilledDatabases:
     """One prefilled database per kind (sqlite, postgres) for the whole run, made the first
     time a target needs it: migrated, seeded by the benchmark, then filled by bench/prefill.py.
-    Every round and target of that kind runs on it (what they add is small beside it)."""
+    Every round of every target of that kind runs on a fresh copy of it, as every empty round
+    runs on a fresh database: on one shared copy the rounds' conversions piled up on the
+    benchmark's clicks, and the later rounds measured that pile, not the prefilled rows."""
 
     def __init__(self, options: Options, work: Path, stack: contextlib.ExitStack) -> None:
         self.options = options
@@ -655,8 +657,24 @@ class PrefilledDatabases:
         self.made: dict[str, _Prefilled] = {}
         self.fills: dict[str, dict[str, Any]] = {}
 
-    def get(self, bench: Benchmark, kind: str) -> tuple[str, str]:
-        """The database's URL and the benchmark's Lua for it; the benchmark as prepare left it."""
+    def get(
+        self, bench: Benchmark, kind: str, here: Path, stack: contextlib.ExitStack
+    ) -> tuple[str, str]:
+        """A fresh copy of the seeded database (in ``here``, or a PostgreSQL database dropped
+        with ``stack``) and the benchmark's Lua for it; the benchmark as prepare left it."""
+        seeded = self._seeded(bench, kind)
+        bench.restore(seeded.snapshot)
+        if kind == "sqlite":
+            copy = here / "trilha.db"
+            shutil.copyfile(make_url(seeded.url).database or "", copy)
+            stack.callback(_remove_sqlite, copy)  # gigabytes a copy: not kept past the round
+            return f"sqlite+aiosqlite:///{copy}", seeded.lua
+        name = make_url(seeded.url).database
+        return stack.enter_context(
+            postgres_database(self.options.postgres_url, template=name)
+        ), seeded.lua
+
+    def _seeded(self, bench: Benchmark, kind: str) -> _Prefilled:
         found = self.made.get(kind)
         if found is None:
             if self.options.prefilled_cache is not None:
@@ -670,9 +688,10 @@ class PrefilledDatabases:
                 migrate(url)
                 lua = bench.prepare(url)
                 self.fills[kind] = self._fill(url, kind)
+            if kind == "sqlite":
+                query(url, _checkpoint)  # the whole database in its file, to be copied
             found = self.made[kind] = _Prefilled(url, lua, bench.snapshot())
-        bench.restore(found.snapshot)
-        return found.url, found.lua
+        return found
 
     def _fill(self, url: str, kind: str) -> dict[str, Any]:
         print(f"prefilling {kind} with {self.options.prefilled:,} clicks ...", flush=True)
@@ -722,6 +741,15 @@ class PrefilledDatabases:
         return self.stack.enter_context(postgres_database(options.postgres_url, template=name))
 
 
+def _checkpoint(conn: Connection) -> None:
+    conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _remove_sqlite(path: Path) -> None:
+    for file in (path, *path.parent.glob(f"{path.name}-*")):
+        file.unlink(missing_ok=True)
+
+
 def measure(
     bench: Benchmark,
     target: Target,
@@ -736,7 +764,7 @@ def measure(
     with contextlib.ExitStack() as stack:
         url: str | None = None
         if target.prefilled:
-            url, lua = prefilled.get(bench, target.database)
+            url, lua = prefilled.get(bench, target.database, here, stack)
         else:
             if target.database:
                 if target.database == "sqlite":
