@@ -35,10 +35,8 @@ UNAVAILABLE_PAGE = "visitor.unavailable"
 
 async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
     method = scope["method"]
-    t = translator(
-        negotiate_locale(header_map(scope, (b"accept-language",)).get(b"accept-language"))
-    )
     if method not in ("GET", "HEAD"):
+        t = _visitors_language(scope)
         await send_html(
             send,
             405,
