@@ -673,6 +673,8 @@ class PrefilledDatabases:
         if kind == "sqlite":
             copy = here / "trilha.db"
             shutil.copyfile(make_url(seeded.url).database or "", copy)
+            with copy.open("rb+") as written:  # on disk before the round, not flushed during it
+                os.fsync(written.fileno())
             stack.callback(_remove_sqlite, copy)  # gigabytes a copy: not kept past the round
             return f"sqlite+aiosqlite:///{copy}", seeded.lua
         name = make_url(seeded.url).database
