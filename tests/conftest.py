@@ -15,10 +15,12 @@ from uuid import uuid4
 import httpx
 import psycopg
 import pytest
+from argon2 import PasswordHasher, profiles
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.dns_server import DnsServer
+from trilha import passwords
 from trilha.app import TrilhaApp, create_app
 from trilha.db.engine import make_engine
 from trilha.db.migrate import migrate
@@ -92,6 +94,16 @@ def empty_database(directory: Path) -> Iterator[str]:
     yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
     with _admin(POSTGRES_URL) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashes() -> Iterator[None]:
+    """argon2 with its test profile: the production parameters take ~0.2 s of CPU a hash, and
+    most tests make a user (tests/factories.py) or sign one in. The code path stays the same;
+    tests/test_passwords.py keeps the real parameters and checks them."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(passwords, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
+        yield
 
 
 @pytest.fixture(scope="session")
