@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.conftest import POSTGRES_URL, fresh_database
+from tests.conftest import POSTGRES_URL, Template, fresh_database
 from tests.factories import make_campaign, make_workspace
 from tests.test_serve import trilha_serve
 from trilha.db.engine import make_engine
@@ -82,7 +82,7 @@ class Clicker(threading.Thread):
 
 
 @pytest.fixture
-def restored_url(tmp_path: Path, database_template: str) -> Iterator[str]:
+def restored_url(tmp_path: Path, database_template: Template) -> Iterator[str]:
     """A second, fresh database to restore into."""
     directory = tmp_path / "restored"
     directory.mkdir()

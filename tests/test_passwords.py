@@ -3,9 +3,15 @@ low-memory profile), whatever other tests lower them to for speed."""
 
 from __future__ import annotations
 
+import pytest
 from argon2 import extract_parameters, profiles
 
 from trilha import passwords
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashes() -> None:
+    """Not here: this module checks the parameters the other tests lower."""
 
 
 async def test_a_password_is_hashed_with_the_production_parameters() -> None:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.conftest import fresh_database
+from tests.conftest import Template, fresh_database
 from tests.factories import fetch_clicks, make_campaign, make_workspace
 
 STARTUP_TIMEOUT = 20.0
@@ -84,7 +84,7 @@ async def test_a_click_survives_a_server_kill_right_after_its_302(
 
 @pytest.fixture(scope="module")
 def first_start(
-    tmp_path_factory: pytest.TempPathFactory, database_template: str
+    tmp_path_factory: pytest.TempPathFactory, database_template: Template
 ) -> tuple[str, str]:
     """The address and the whole output of a server's first start, stopped by SIGTERM: one
     start (seconds of a process's imports and migration check) read by each test below."""

@@ -20,12 +20,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 import uvicorn
-from argon2 import PasswordHasher, profiles
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import make_user, make_workspace
-from trilha import passwords
 from trilha.accounts import User, start_session
 from trilha.app import create_app
 from trilha.db.engine import make_engine
@@ -54,16 +52,6 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-@pytest.fixture(autouse=True)
-def cheap_password_hashes() -> Iterator[None]:
-    """argon2 with its test profile for each dashboard test, and only there: the production
-    parameters take ~0.3 s a hash on a 2-core machine, and these tests create and sign in many
-    users. The code path stays the same; tests/test_passwords.py checks the real parameters."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(passwords, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
-        yield
 
 
 @pytest.fixture

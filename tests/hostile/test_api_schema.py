@@ -32,7 +32,7 @@ from schemathesis.checks import (
 from schemathesis.config import SchemathesisConfig
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.conftest import fresh_database, settings_for
+from tests.conftest import Template, fresh_database, settings_for
 from tests.dns_server import DnsServer
 from tests.web.estate import Estate, build_estate
 from trilha.app import TrilhaApp, create_app
@@ -134,7 +134,7 @@ def running_api(database_url: str, dns_server: DnsServer) -> Iterator[LiveApi]:
 
 @pytest.fixture(scope="module")
 def shared_api(
-    tmp_path_factory: pytest.TempPathFactory, database_template: str, dns_server: DnsServer
+    tmp_path_factory: pytest.TempPathFactory, database_template: Template, dns_server: DnsServer
 ) -> Iterator[LiveApi]:
     """One database for every operation that deletes nothing: their cases add and change rows
     but leave the estate's ids in place, and one estate is far quicker than one each."""

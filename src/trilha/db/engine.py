@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
@@ -11,6 +13,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
+# While another connection builds a WAL file's index (the first to open the file) or cleans it
+# up (the last to close it), SQLite answers "database is locked" at once, without the busy
+# timeout: https://sqlite.org/wal.html#sometimes_queries_return_sqlite_busy_in_wal_mode
+WAL_OPEN_TRIES = 100  # 10 ms apart: a second in all
 # Execution option of an engine whose transactions only read (see reading()).
 READS_ONLY = "trilha_reads_only"
 
@@ -145,6 +151,19 @@ def blocking_engine(engine: AsyncEngine) -> Engine:
     return twin
 
 
+def _open_wal(cursor: Any) -> None:
+    """PRAGMA journal_mode=WAL, the connection's first look at the file, tried again while
+    another connection holds the WAL index to build or clean it up (WAL_OPEN_TRIES)."""
+    for tries_left in reversed(range(WAL_OPEN_TRIES)):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or tries_left == 0:
+                raise
+            time.sleep(0.01)
+
+
 def _configure_sqlite(engine: Engine, synchronous: str) -> None:
     if synchronous not in ("FULL", "NORMAL"):
         raise ValueError(f"unknown synchronous mode {synchronous!r}")
@@ -154,7 +173,7 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
         # Let SQLAlchemy's "begin" below issue BEGIN instead of the driver's own deferred BEGIN.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _open_wal(cursor)
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA synchronous={synchronous}")
