@@ -16,7 +16,9 @@ SQLITE_BUSY_TIMEOUT_MS = 5000
 # While another connection builds a WAL file's index (the first to open the file) or cleans it
 # up (the last to close it), SQLite answers "database is locked" at once, without the busy
 # timeout: https://sqlite.org/wal.html#sometimes_queries_return_sqlite_busy_in_wal_mode
-WAL_OPEN_TRIES = 100  # 10 ms apart: a second in all
+WAL_OPEN_SECONDS = 1.0  # tried again for a second in all, 10 ms apart
+WAL_OPEN_PAUSE = 0.01
+WAL_REFUSED_AT_ONCE = 0.1  # a refusal quicker than this came without the busy timeout's wait
 # Execution option of an engine whose transactions only read (see reading()).
 READS_ONLY = "trilha_reads_only"
 
@@ -153,15 +155,20 @@ def blocking_engine(engine: AsyncEngine) -> Engine:
 
 def _open_wal(cursor: Any) -> None:
     """PRAGMA journal_mode=WAL, the connection's first look at the file, tried again while
-    another connection holds the WAL index to build or clean it up (WAL_OPEN_TRIES)."""
-    for tries_left in reversed(range(WAL_OPEN_TRIES)):
+    another connection holds the WAL index to build or clean it up: SQLite then refuses at
+    once. A refusal that came only after the busy timeout is a lock held for longer (another
+    process's exclusive lock, say), told as it is rather than waited for again and again."""
+    deadline = time.monotonic() + WAL_OPEN_SECONDS
+    while True:
+        started = time.monotonic()
         try:
             cursor.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or tries_left == 0:
+            now = time.monotonic()
+            if "locked" not in str(exc) or now - started > WAL_REFUSED_AT_ONCE or now > deadline:
                 raise
-            time.sleep(0.01)
+            time.sleep(WAL_OPEN_PAUSE)
 
 
 def _configure_sqlite(engine: Engine, synchronous: str) -> None:
