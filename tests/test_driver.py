@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
-from trilha.db.driver import Cursor, driver_sql
+import pytest
+from sqlalchemy.dialects import sqlite
+
+from trilha.db.driver import Cursor, bind_processors, driver_sql, sqlite_time
 from trilha.db.engine import blocking_engine, make_engine
+from trilha.db.schema import UTCDateTime, conversions
 
 
 async def test_a_statement_the_driver_cannot_send_closes_its_cursor(database_url: str) -> None:
@@ -31,3 +36,29 @@ async def test_a_statement_the_driver_cannot_send_closes_its_cursor(database_url
     finally:
         blocking.dispose()
         await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 12, 7, 14, 5, 9, 123456, tzinfo=UTC),
+        datetime(2026, 12, 7, 14, 5, 9, tzinfo=UTC),  # no microseconds: still written
+        datetime(2026, 3, 1, 23, 30, 1, 5, tzinfo=timezone(timedelta(hours=-3))),  # next day
+        datetime(5, 1, 2, 3, 4, 5, tzinfo=UTC),
+        datetime(2026, 6, 1, 12, 0, tzinfo=ZoneInfo("America/Sao_Paulo")),
+    ],
+)
+def test_a_time_is_written_on_sqlite_as_sqlalchemy_writes_it(moment: datetime) -> None:
+    # The hot paths' writer formats UTCDateTime values itself: the text must be SQLAlchemy's,
+    # or the same time would compare and sort differently in the rows each wrote.
+    dialect = sqlite.dialect()
+    theirs = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert theirs is not None
+    assert bind_processors(conversions, dialect)["created_at"] is sqlite_time
+    assert sqlite_time(moment) == theirs(moment)
+    assert sqlite_time(None) is None
+
+
+def test_a_naive_time_is_refused_by_the_sqlite_writer() -> None:
+    with pytest.raises(ValueError, match="naive datetime"):
+        sqlite_time(datetime(2026, 12, 7, 14, 5))  # noqa: DTZ001 -- the naive time refused

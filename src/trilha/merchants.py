@@ -22,7 +22,7 @@ from trilha.hold import require_hold_days
 from trilha.ids import new_id
 from trilha.money import ValueUnit
 from trilha.postbacks.platforms import PRESETS
-from trilha.postbacks.preset import FIELDS, IGNORE, Preset, Rule, SecretOrigin
+from trilha.postbacks.preset import FIELDS, IGNORE, AuthKind, Preset, Rule, SecretOrigin
 from trilha.validation import NAME_MAX, require_text
 
 KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -54,10 +54,31 @@ class Merchant:
     secret: str | None = None
     dedupe_mode: DedupeMode = DedupeMode.TXID
     dedupe_window_minutes: int = 60
+    # Each field's paths, joined once: a postback reads a dozen of them.
+    _paths: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    # Where its requests carry a secret or a signature (right or wrong), for the log to mask:
+    # fields by path, and headers by their lower-case name.
+    secret_paths: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    secret_headers: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        joined = {}
+        for name in {*self.preset.paths, *self.field_paths}:
+            override = self.field_paths.get(name)
+            joined[name] = ((override,) if override else ()) + tuple(
+                self.preset.paths.get(name, ())
+            )
+        object.__setattr__(self, "_paths", joined)
+        secret_paths = (*self.paths("secret"), *self.preset.secret_names, "signature")
+        headers = {path.lower() for path in secret_paths}
+        if self.preset.auth is AuthKind.HMAC_SHA256_HEADER:
+            headers.add(self.preset.auth_param.lower())
+        object.__setattr__(self, "secret_paths", secret_paths)
+        object.__setattr__(self, "secret_headers", frozenset(headers))
 
     def paths(self, name: str) -> tuple[str, ...]:
-        override = self.field_paths.get(name)
-        return ((override,) if override else ()) + tuple(self.preset.paths.get(name, ()))
+        """The field's paths to try, in order: the user's own path first, then the preset's."""
+        return self._paths.get(name, ())
 
     def allows_ip(self, ip: str) -> bool:
         if not self.ip_allowlist:

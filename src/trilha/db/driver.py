@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Protocol, cast
 
@@ -30,6 +31,7 @@ from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DBAPIError
 
 from trilha.db.bounds import max_lengths
+from trilha.db.schema import UTCDateTime
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
@@ -255,9 +257,29 @@ def bind_processors(table: Table, dialect: Dialect) -> dict[str, Callable[[Any],
     for column in table.columns:
         if isinstance(column.type, JSON):
             processors[column.name] = _json  # text, which both databases take for JSON
+        elif dialect.name == "sqlite" and type(column.type) is UTCDateTime:
+            processors[column.name] = sqlite_time
         else:
             processors[column.name] = column.type.dialect_impl(dialect).bind_processor(dialect)
     return processors
+
+
+def sqlite_time(value: datetime | None) -> str | None:
+    """A time as SQLAlchemy stores a ``UTCDateTime`` on SQLite (its UTC time as text, always with
+    microseconds), written straight: through the type's two processors it cost three times as
+    much, and a postback writes four times.
+
+    >>> from datetime import timedelta, timezone
+    >>> sqlite_time(datetime(2026, 3, 1, 2, 30, tzinfo=timezone(timedelta(hours=-3))))
+    '2026-03-01 05:30:00.000000'
+    """
+    if value is None:
+        return None
+    if value.tzinfo is not UTC:
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: trilha stores times with their time zone")
+        value = value.astimezone(UTC)
+    return value.isoformat(" ", "microseconds")[:26]
 
 
 def _json(value: Any) -> str | None:

@@ -240,33 +240,45 @@ class PathIndex:
 
     paths: tuple[str, ...]
     by_key: dict[str, tuple[int, ...]]
-    everywhere: tuple[int, ...]  # a top-level wildcard (``client_*``) may match any key
+    # Top-level wildcards (``client_*``) by their prefix: present where a key starts with it.
+    wildcards: tuple[tuple[str, int], ...]
+    prefixes: tuple[str, ...]  # the wildcards' prefixes alone, all tried in one call
 
     def present(self, tree: Tree) -> list[str]:
         """The paths that may have a value in ``tree``, in their order.
 
-        >>> index = path_index(("buyer.email", "data.buyer", "client_*", "x.y"))
-        >>> index.present({"data": {}, "buyer.email": "a@b.c", "other": 1})
+        >>> index = path_index(("buyer.email", "data.buyer", "client_*", "x.y", "cus_*"))
+        >>> index.present({"data": {}, "buyer.email": "a@b.c", "client_uf": "SP", "other": 1})
         ['buyer.email', 'data.buyer', 'client_*']
         """
-        found = set(self.everywhere)
+        found: set[int] = set()
+        by_key, prefixes = self.by_key, self.prefixes
         for key in tree:
-            found.update(self.by_key.get(key, ()))
-        return [self.paths[i] for i in sorted(found)]
+            if key in by_key:
+                found.update(by_key[key])
+            if prefixes and key.startswith(prefixes):
+                found.update(i for prefix, i in self.wildcards if key.startswith(prefix))
+        paths = self.paths
+        return [paths[i] for i in sorted(found)]
 
 
 @lru_cache(maxsize=64)
 def path_index(paths: tuple[str, ...]) -> PathIndex:
     by_key: dict[str, list[int]] = {}
-    everywhere = []
+    wildcards = []
     for i, path in enumerate(paths):
         first = _path_parts(path)[0]
         if first.endswith("*") and len(_path_parts(path)) == 1:
-            everywhere.append(i)
+            wildcards.append((first[:-1], i))
             continue
         for key in {first, path}:
             by_key.setdefault(key, []).append(i)
-    return PathIndex(paths, {k: tuple(v) for k, v in by_key.items()}, tuple(everywhere))
+    return PathIndex(
+        paths,
+        {k: tuple(v) for k, v in by_key.items()},
+        tuple(wildcards),
+        tuple(prefix for prefix, _ in wildcards),
+    )
 
 
 @lru_cache(maxsize=PATH_CACHE_SIZE)

@@ -146,7 +146,8 @@ def receive_postback(
         # No workspace's log to write it to: counted and sampled for the operator.
         record_unmatched(conn, received, result.reason, trace.secrets)
         return result
-    result = replace(result, postback_id=trace.postback_id, platform=trace.platform)
+    if result.postback_id is None:  # refused on its way: the log entry is still its
+        result = replace(result, postback_id=trace.postback_id, platform=trace.platform)
     elapsed_us = int((time.perf_counter() - started) * 1_000_000)
     write_log(
         conn,
@@ -185,7 +186,13 @@ def _run(
     check_sender(sender, request, replay)
     fields = map_postback(conn, workspace, sender, reads, trace)
     if fields.status == IGNORE:
-        return Result(Outcome.IGNORED, _ignored_reason(fields), event_type=fields.event_type)
+        return Result(
+            Outcome.IGNORED,
+            _ignored_reason(fields),
+            event_type=fields.event_type,
+            postback_id=trace.postback_id,
+            platform=trace.platform,
+        )
     attribution = find_sale_click(conn, workspace, sender, fields)
     trace.campaign_id = attribution.campaign_id
     reported = protect_buyer(fields, sender, workspace, is_test)
@@ -199,6 +206,8 @@ def _run(
         status=recorded.status,
         details=recorded.details,
         enqueued=enqueued,
+        postback_id=trace.postback_id,
+        platform=trace.platform,
     )
 
 
@@ -230,20 +239,20 @@ def identify_workspace(
     """Stage 2: the workspace, by its token, else by the custom tracking domain."""
     token = request.token
     if replay is not None:
-        row = conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id}).first()
-        if row is None:
+        found = _identified(conn.execute(_WORKSPACE_BY_ID, {"id": replay.workspace_id}).first())
+        if found is None:
             raise Rejected("the workspace no longer exists")
     elif token is not None:
-        row = reads.get(("token", token), lambda: _workspace_by_token(conn, token))
-        if row is None:
+        found = reads.get(("token", token), lambda: _workspace_by_token(conn, token))
+        if found is None:
             raise Rejected("unknown token", http_status=401)
     else:
-        row = conn.execute(_WORKSPACE_BY_HOST, {"host": request.raw.host}).first()
-        if row is None:
+        found = _identified(conn.execute(_WORKSPACE_BY_HOST, {"host": request.raw.host}).first())
+        if found is None:
             raise Rejected(
                 "no workspace token, and the host is no custom tracking domain", http_status=401
             )
-    return Identified(row.id, row.currency, row.postback_token, row.keeps_buyer_data)
+    return found
 
 
 def choose_merchant(
@@ -409,8 +418,12 @@ def _merchant(
     return GENERIC, looked_up
 
 
-def _workspace_by_token(conn: Connection, token: str) -> Row[str, str, str, bool] | None:
-    return conn.execute(_WORKSPACE_BY_TOKEN, {"token": token}).first()
+def _workspace_by_token(conn: Connection, token: str) -> Identified | None:
+    return _identified(conn.execute(_WORKSPACE_BY_TOKEN, {"token": token}).first())
+
+
+def _identified(row: Row[str, str, str, bool] | None) -> Identified | None:
+    return None if row is None else Identified(*row)
 
 
 def _ignored_reason(fields: Fields) -> str:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from trilha.merchants import Merchant
 from trilha.postbacks.mapping import Fields
 from trilha.postbacks.payload import Tree
-from trilha.postbacks.preset import AuthKind
 from trilha.postbacks.secret_fields import KNOWN_SECRET_FIELDS, KNOWN_SECRET_HEADERS, values_at
 
 
@@ -45,14 +44,10 @@ class Trace:
         if merchant.id is None:
             self.note_unknown_secrets(self.payload or {}, query)
         self.payload = payload
-        paths = (*merchant.paths("secret"), *merchant.preset.secret_names, "signature")
-        names = {path.lower() for path in paths}
-        if merchant.preset.auth is AuthKind.HMAC_SHA256_HEADER:
-            names.add(merchant.preset.auth_param.lower())
-        self.secret_headers |= names
+        self.secret_headers |= merchant.secret_headers
         if merchant.secret:
             self.secrets.append(merchant.secret)
-        self.secrets.extend(values_at(paths, payload, query))
+        self.secrets.extend(values_at(merchant.secret_paths, payload, query))
 
     def note_unknown_secrets(self, payload: Tree, query: Tree) -> None:
         """Whatever sits in any preset's secret field or header, masked: a request that names
