@@ -235,8 +235,11 @@ def _preparers(table: Table, dialect: Dialect) -> dict[str, Callable[[Any], Any]
 
 def _bounding(limit: int, convert: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
     def bound(value: Any) -> Any:
-        if isinstance(value, str) and len(value) > limit:
-            value = value[:limit]
+        if isinstance(value, str):
+            if type(value) is not str:  # an enum's member: its text, which sqlite3 binds as it
+                value = str.__str__(value)  # is (a subclass it first tries to adapt, dearly)
+            if len(value) > limit:
+                value = value[:limit]
         return value if convert is None else convert(value)
 
     return bound
@@ -275,11 +278,20 @@ def sqlite_time(value: datetime | None) -> str | None:
     """
     if value is None:
         return None
-    if value.tzinfo is not UTC:
-        if value.tzinfo is None:
+    last = _LAST_TIME[0]
+    if value is last[0]:  # a row's times, and its batch's, are most often one and the same
+        return last[1]
+    moment = value
+    if moment.tzinfo is not UTC:
+        if moment.tzinfo is None:
             raise ValueError("naive datetime: trilha stores times with their time zone")
-        value = value.astimezone(UTC)
-    return value.isoformat(" ", "microseconds")[:26]
+        moment = moment.astimezone(UTC)
+    text = moment.isoformat(" ", "microseconds")[:26]
+    _LAST_TIME[0] = (value, text)  # one tuple, replaced whole: safe across threads
+    return text
+
+
+_LAST_TIME: list[tuple[datetime | None, str]] = [(None, "")]
 
 
 def _json(value: Any) -> str | None:

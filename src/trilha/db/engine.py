@@ -153,6 +153,16 @@ def blocking_engine(engine: AsyncEngine) -> Engine:
     return twin
 
 
+def _null(value: None) -> None:
+    return value
+
+
+# sqlite3 binds a value of any type but int, float, str and bytearray through its adapters: for
+# None that was two failing attribute lookups, each formatting an AttributeError, for every NULL
+# of every row (a postback binds nine). Registered, it is one lookup in the adapters' table.
+sqlite3.register_adapter(type(None), _null)
+
+
 def _open_wal(cursor: Any) -> None:
     """PRAGMA journal_mode=WAL, the connection's first look at the file, tried again while
     another connection holds the WAL index to build or clean it up: SQLite then refuses at
