@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -34,6 +35,7 @@ from trilha.links import Link, resolve_link
 from trilha.reports.rollups import ROLLUPS, rebuild_rollups
 from trilha.settings import Settings
 from trilha.visitors import Visitor, agent_key, parse_device
+from trilha.web.tracking import LOCATION_SAFE, location_header
 
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -537,3 +539,12 @@ async def rollup_rows(db: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
             )
             for rollup in ROLLUPS
         }
+
+
+def test_the_location_header_is_the_offer_url_quoted_as_before() -> None:
+    # Every character alone, then random URLs mixing the ones left as they are with the others.
+    alphabet = [chr(code) for code in range(0x250)] + ["🚀", "\u2028"]
+    texts = [*alphabet, *("".join(random.choices(alphabet, k=40)) for _ in range(20_000))]
+    texts += ["https://offer.example.com/checkout?cid=00Vd7srhrqnxZNI6TNm4VyK&src=fb&s1=a%20b"]
+    for text_ in texts:
+        assert location_header(text_) == quote(text_, safe=LOCATION_SAFE).encode("ascii")
