@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import Connection, text, update
+from sqlalchemy import Connection, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -24,10 +26,16 @@ from tests.factories import (
 )
 from trilha.app import TrilhaApp, create_app
 from trilha.campaigns import CampaignStatus, ParamMapping, update_campaign
-from trilha.db.schema import campaigns, clicks, user_agents
+from trilha.clicks import ClickRequest, record_clicks
+from trilha.db.engine import blocking_engine
+from trilha.db.schema import campaigns, click_sub1_days, clicks, user_agents
+from trilha.dimensions import DIMENSIONS
 from trilha.ids import to_base62
+from trilha.links import Link, resolve_link
+from trilha.reports.rollups import ROLLUPS, rebuild_rollups
 from trilha.settings import Settings
-from trilha.visitors import agent_key
+from trilha.visitors import Visitor, agent_key, parse_device
+from trilha.web.tracking import LOCATION_SAFE, location_header
 
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
@@ -471,3 +479,72 @@ async def test_a_visitor_reads_why_no_offer_follows_in_their_language(
         assert answer.status_code == 404
         assert f"<html lang={lang}>" in answer.text
         assert text in answer.text
+
+
+async def test_a_batch_of_clicks_filling_different_columns_stores_each_as_sent(
+    db: AsyncEngine,
+) -> None:
+    workspace = await make_workspace(db)
+    campaign = await make_campaign(db, workspace, slug="mix")
+    sent: list[dict[str, str]] = [
+        {"sub1": "a", "utm_source": "fb"},
+        {"utm_source": "fb", "sub1": "a"},  # the same columns, named in another order
+        {"sub2": "b", "color": "blue"},
+        {},
+        {"sub1": "a", "utm_source": "fb"},
+        {"cost": "0.25", "sub1": "c", "fbclid": "x1"},
+    ]
+    start = datetime.now(UTC) - timedelta(days=1)
+    writer = blocking_engine(db)
+    with writer.connect() as conn, conn.begin():
+        link = resolve_link(conn, host="testserver", slug=campaign.slug)
+        assert isinstance(link, Link)
+        visitor = Visitor("198.51.100.7", IPHONE, "", parse_device(IPHONE), "BR")
+        batch = [
+            (
+                link,
+                ClickRequest(
+                    "testserver", campaign.slug, visitor, params, start + timedelta(hours=n)
+                ),
+            )
+            for n, params in enumerate(sent)
+        ]
+        rows = record_clicks(conn, batch)
+    writer.dispose()
+
+    stored = {click["id"]: click for click in await fetch_clicks(db)}
+    assert len(stored) == len(sent)
+    for params, row in zip(sent, rows, strict=True):
+        click = stored[row["id"]]
+        assert {name: click[name] for name in DIMENSIONS if click[name] is not None} == {
+            name: value for name, value in params.items() if name in DIMENSIONS
+        }
+        assert click["params"] == {k: v for k, v in params.items() if k not in DIMENSIONS}
+        assert (click["cost"] is not None) == ("cost" in params)
+        assert click["created_at"] == row["created_at"]
+        assert click["is_unique"] == (params is sent[0])  # the visitor's later clicks are not
+    # The batch's sums are those counted again from the stored clicks.
+    counted = await rollup_rows(db)
+    async with db.begin() as conn:
+        await conn.run_sync(rebuild_rollups)
+    assert await rollup_rows(db) == counted
+    assert sum(row[-3] for row in counted[click_sub1_days.name]) == len(sent)
+
+
+async def rollup_rows(db: AsyncEngine) -> dict[str, list[tuple[Any, ...]]]:
+    async with db.connect() as conn:
+        return {
+            rollup.table.name: sorted(
+                tuple(row) for row in await conn.execute(select(rollup.table))
+            )
+            for rollup in ROLLUPS
+        }
+
+
+def test_the_location_header_is_the_offer_url_quoted_as_before() -> None:
+    # Every character alone, then random URLs mixing the ones left as they are with the others.
+    alphabet = [chr(code) for code in range(0x250)] + ["🚀", "\u2028"]
+    texts = [*alphabet, *("".join(random.choices(alphabet, k=40)) for _ in range(20_000))]
+    texts += ["https://offer.example.com/checkout?cid=00Vd7srhrqnxZNI6TNm4VyK&src=fb&s1=a%20b"]
+    for text_ in texts:
+        assert location_header(text_) == quote(text_, safe=LOCATION_SAFE).encode("ascii")

@@ -245,30 +245,14 @@ def _store_agents(cursor: Cursor, dialect: Dialect, rows: Sequence[Mapping[str, 
 # since binding a NULL costs the driver more than binding a value (Python's sqlite3 looks for an
 # adapter, and fails, for every None).
 _COLUMNS = tuple(c.name for c in clicks.columns)
-# What a click row holds that the table does not: click_view reads them through the campaign and
-# the user agent's row.
-_READ_THROUGH = frozenset({"workspace_id", "user_agent"})
 _OPTIONAL_COLUMNS = frozenset({"source_id", "cost", *DIMENSIONS})
 _REQUIRED_COLUMNS = tuple(name for name in _COLUMNS if name not in _OPTIONAL_COLUMNS)
 _OPTIONAL_ORDER = tuple(name for name in _COLUMNS if name in _OPTIONAL_COLUMNS)
 
 
-@dataclass(frozen=True, slots=True)
-class _Required:
-    """The columns every click fills, and the conversions their types need on one driver."""
-
-    values: Callable[[Mapping[str, Any]], tuple[Any, ...]]
-    conversions: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, the type's conversion)
-
-    def parameters(self, row: Mapping[str, Any]) -> list[Any]:
-        values = list(self.values(row))
-        for position, convert in self.conversions:
-            values[position] = convert(values[position])
-        return values
-
-
 @lru_cache
-def _required(dialect: Dialect) -> _Required:
+def _conversions(dialect: Dialect) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
+    """The required columns' conversions on one driver: (position, the type's conversion)."""
     conversions = []
     for name, convert in bind_processors(clicks, dialect).items():
         if convert is None:
@@ -276,7 +260,16 @@ def _required(dialect: Dialect) -> _Required:
         if name in _OPTIONAL_COLUMNS:
             raise TypeError(f"optional click column {name} must need no conversion")
         conversions.append((_REQUIRED_COLUMNS.index(name), convert))
-    return _Required(itemgetter(*_REQUIRED_COLUMNS), tuple(conversions))
+    return tuple(conversions)
+
+
+@lru_cache(maxsize=1024)
+def _shape(keys: tuple[str, ...]) -> tuple[tuple[str, ...], Callable[[Mapping[str, Any]], Any]]:
+    """The optional columns a row with these keys fills (in the table's order), and what reads
+    the row's values for its INSERT: the required columns', then those. Cached, since a
+    campaign's clicks mostly share their keys."""
+    filled = tuple(name for name in _OPTIONAL_ORDER if name in keys)
+    return filled, itemgetter(*_REQUIRED_COLUMNS, *filled)
 
 
 @lru_cache(maxsize=1024)
@@ -291,15 +284,13 @@ def _insert(cursor: Cursor, dialect: Dialect, rows: Sequence[Mapping[str, Any]])
     """SQLite: one executemany per set of filled optional columns (a campaign's clicks mostly
     share one), each row a plain tuple whose values went through their column type's own
     conversion, so that a row is stored exactly as SQLAlchemy would store it."""
-    required = _required(dialect)
-    width = len(_REQUIRED_COLUMNS) + len(_READ_THROUGH)
+    conversions = _conversions(dialect)
     shapes: dict[tuple[str, ...], list[list[Any]]] = {}
     for row in rows:
-        values = required.parameters(row)
-        filled: tuple[str, ...] = ()
-        if len(row) > width:
-            filled = tuple(name for name in _OPTIONAL_ORDER if name in row)
-            values.extend(row[name] for name in filled)
+        filled, read = _shape(tuple(row))
+        values = list(read(row))
+        for position, convert in conversions:
+            values[position] = convert(values[position])
         shapes.setdefault(filled, []).append(values)
     for filled, parameters in shapes.items():
         cursor.executemany(_insert_sql(filled), parameters)

@@ -66,10 +66,12 @@ def visitor_key(campaign_id: str, ip: str, user_agent: str) -> int:
     return int.from_bytes(hashlib.md5(text, usedforsecurity=False).digest()[:8], signed=True)
 
 
+@lru_cache(maxsize=UA_CACHE_SIZE)
 def agent_key(user_agent: str) -> int:
     """A user agent in 8 bytes, the key of its one row in ``user_agents`` (clicks hold the key):
     the first 64 bits of its MD5, signed, which PostgreSQL computes too (migration 0025 keyed the
     agents stored before it in SQL). Two agents sharing a key would need 2**32 distinct agents.
+    Cached as parse_device is: a click of an agent seen before costs a dictionary lookup.
 
     >>> agent_key("curl/8.5.0")
     8533144562269371825

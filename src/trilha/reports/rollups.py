@@ -9,7 +9,7 @@ benchmark, ``trilha rollups rebuild``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -61,8 +61,9 @@ def add_clicks(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Add a batch of click rows (as inserted) to every rollup, in conn's transaction."""
     cursor = driver_cursor(conn)
     paramstyle = conn.dialect.paramstyle
+    moments = [int(row["created_at"].timestamp()) for row in rows]  # read once for every rollup
     for rollup in ROLLUPS:
-        sums = _sums(rollup, rows)
+        sums = _sums(rollup, rows, moments)
         parameters = [(*key, *counts) for key, counts in sorted(sums.items())]
         sql = _upsert_sql(rollup)
         if paramstyle not in ("named", "qmark"):
@@ -70,18 +71,27 @@ def add_clicks(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         cursor.executemany(sql, parameters)
 
 
-def _sums(rollup: Rollup, rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[int]]:
+def _sums(
+    rollup: Rollup, rows: Sequence[Mapping[str, Any]], moments: Sequence[int]
+) -> dict[tuple[Any, ...], list[int]]:
+    """The rows' counts by the rollup's key; ``moments``, each row's whole seconds since 1970
+    (as :func:`slot_of` reads them)."""
+    seconds, dimensions = rollup.seconds, rollup.dimensions
     sums: dict[tuple[Any, ...], list[int]] = {}
-    for row in rows:
+    for row, moment in zip(rows, moments, strict=True):
         key = (
             row["workspace_id"],
-            slot_of(row["created_at"], rollup.seconds),
-            *(row.get(name) or "" for name in rollup.dimensions),
+            moment // seconds,
+            *[row.get(name) or "" for name in dimensions],
         )
-        counts = sums.setdefault(key, [0, 0, 0])
+        counts = sums.get(key)
+        if counts is None:
+            counts = sums[key] = [0, 0, 0]
         counts[0] += 1
-        counts[1] += bool(row["is_unique"])
-        counts[2] += bool(row["is_bot"])
+        if row["is_unique"]:
+            counts[1] += 1
+        if row["is_bot"]:
+            counts[2] += 1
     return sums
 
 

@@ -27,6 +27,8 @@ from trilha.web.asgi import (
 
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 LOCATION_SAFE = string.punctuation.replace('"', "").replace("<", "").replace(">", "")
+# What quote() leaves as it is with LOCATION_SAFE: printable ASCII but space, '"', '<' and '>'.
+_UNQUOTED = re.compile(r"[!#-;=?-~]*")
 
 # What an ad's visitor reads when no offer follows, in their browser's language (pt-BR first).
 NOT_FOUND_PAGE = "visitor.link_not_found"
@@ -77,7 +79,7 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
             "type": "http.response.start",
             "status": 302,
             "headers": [
-                (b"location", quote(location, safe=LOCATION_SAFE).encode("ascii")),
+                (b"location", location_header(location)),
                 (b"cache-control", b"no-store"),
                 (b"referrer-policy", b"no-referrer-when-downgrade"),
                 (b"content-length", b"0"),
@@ -85,6 +87,17 @@ async def redirect(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         }
     )
     await send({"type": "http.response.body", "body": b""})
+
+
+def location_header(location: str) -> bytes:
+    """The offer URL as a Location header: what a header cannot carry percent-encoded.
+
+    >>> location_header('https://o.example/a b?q="x"&c=ç')
+    b'https://o.example/a%20b?q=%22x%22&c=%C3%A7'
+    """
+    if _UNQUOTED.fullmatch(location):  # most offer URLs: nothing to encode
+        return location.encode("ascii")
+    return quote(location, safe=LOCATION_SAFE).encode("ascii")
 
 
 def _visitors_language(scope: Scope) -> Translator:
