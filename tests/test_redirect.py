@@ -525,8 +525,8 @@ async def test_a_batch_of_clicks_filling_different_columns_stores_each_as_sent(
         assert click["is_unique"] == (params is sent[0])  # the visitor's later clicks are not
     # The batch's sums are those counted again from the stored clicks.
     counted = await rollup_rows(db)
-    async with db.begin() as conn:
-        await conn.run_sync(rebuild_rollups)
+    async with db.begin() as rebuilding:
+        await rebuilding.run_sync(rebuild_rollups)
     assert await rollup_rows(db) == counted
     assert sum(row[-3] for row in counted[click_sub1_days.name]) == len(sent)
 
