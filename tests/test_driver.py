@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy.dialects import sqlite
+from sqlalchemy import Dialect
+from sqlalchemy.dialects import postgresql, sqlite
 
 from trilha.db.driver import Cursor, bind_processors, driver_sql, sqlite_time
 from trilha.db.engine import blocking_engine, make_engine
-from trilha.db.schema import UTCDateTime, conversions
+from trilha.db.schema import UTCDateTime, conversions, metadata
 
 
 async def test_a_statement_the_driver_cannot_send_closes_its_cursor(database_url: str) -> None:
@@ -62,3 +63,12 @@ def test_a_time_is_written_on_sqlite_as_sqlalchemy_writes_it(moment: datetime) -
 def test_a_naive_time_is_refused_by_the_sqlite_writer() -> None:
     with pytest.raises(ValueError, match="naive datetime"):
         sqlite_time(datetime(2026, 12, 7, 14, 5))  # noqa: DTZ001 -- the naive time refused
+
+
+@pytest.mark.parametrize("dialect", [sqlite.dialect(), postgresql.psycopg.dialect()])
+def test_every_column_binds_none_as_null(dialect: Dialect) -> None:
+    # insert_row binds a None as it is, without its column's processor: that holds only while
+    # every processor of the schema's types gives None for None.
+    for table in metadata.sorted_tables:
+        for name, convert in bind_processors(table, dialect).items():
+            assert convert is None or convert(None) is None, f"{table.name}.{name}"

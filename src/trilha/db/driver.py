@@ -187,7 +187,7 @@ def insert_row(
     # By position: sqlite3 binds a named parameter by looking its name up in the row, a third
     # of the cost of inserting a log entry's 25 columns.
     values = [
-        value if (convert := processors[name]) is None else convert(value)
+        value if value is None or (convert := processors[name]) is None else convert(value)
         for name, value in row.items()
     ]
     sql = _insert_sql(table, tuple(row), returning, _MARKERS[dialect.paramstyle])
@@ -230,7 +230,8 @@ def deferred_inserts(conn: Connection) -> Iterator[None]:
 
 @lru_cache(maxsize=32)
 def _preparers(table: Table, dialect: Dialect) -> dict[str, Callable[[Any], Any] | None]:
-    """bind_processors, with each bounded text column's value first cut to its length."""
+    """bind_processors, with each bounded text column's value first cut to its length. None
+    is bound as it is: every processor of the schema's types gives None for None."""
     limits = max_lengths(table)
     return {
         name: convert if name not in limits else _bounding(limits[name], convert)
