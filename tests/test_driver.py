@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import Dialect
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import create_engine
+from sqlalchemy.dialects import sqlite
 
 from trilha.db.driver import Cursor, bind_processors, driver_sql, sqlite_time
 from trilha.db.engine import blocking_engine, make_engine
@@ -65,10 +65,11 @@ def test_a_naive_time_is_refused_by_the_sqlite_writer() -> None:
         sqlite_time(datetime(2026, 12, 7, 14, 5))  # noqa: DTZ001 -- the naive time refused
 
 
-@pytest.mark.parametrize("dialect", [sqlite.dialect(), postgresql.psycopg.dialect()])
-def test_every_column_binds_none_as_null(dialect: Dialect) -> None:
+@pytest.mark.parametrize("url", ["sqlite://", "postgresql+psycopg://"])
+def test_every_column_binds_none_as_null(url: str) -> None:
     # insert_row binds a None as it is, without its column's processor: that holds only while
     # every processor of the schema's types gives None for None.
+    dialect = create_engine(url).dialect
     for table in metadata.sorted_tables:
         for name, convert in bind_processors(table, dialect).items():
             assert convert is None or convert(None) is None, f"{table.name}.{name}"
