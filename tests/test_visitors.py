@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ipaddress import ip_network
+import random
+from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_clicks, make_campaign, make_workspace
 from trilha.app import create_app
-from trilha.settings import Settings
+from trilha.settings import Network, Settings
 from trilha.visitors import CountryLookup, client_ip, parse_device
 
 PROXIES = [ip_network("10.0.0.0/8"), ip_network("::1/128")]
@@ -43,6 +44,76 @@ def test_it_believes_x_forwarded_for_only_from_trusted_proxies(
     peer: str, forwarded: str | None, expected: str
 ) -> None:
     assert client_ip(peer, forwarded, PROXIES) == expected
+
+
+def _client_ip_by_ipaddress(peer: str, forwarded: str, trusted: list[Network]) -> str:
+    """client_ip as it reads with ipaddress alone, every hop an address object."""
+
+    def read(text: str) -> tuple[IPv4Address | IPv6Address, str] | None:
+        if text.count(".") == 3 and all(
+            p.isdigit() and (p == "0" or p[0] != "0") for p in text.split(".")
+        ):
+            try:
+                return IPv4Address(text), text
+            except ValueError:
+                return None
+        try:
+            address = ip_address(text)
+        except ValueError:
+            return None
+        return address, str(address)
+
+    def is_trusted(address: IPv4Address | IPv6Address) -> bool:
+        return any(address.version == net.version and address in net for net in trusted)
+
+    first = read(peer)
+    if first is None:
+        return peer[:45]
+    address, text = first
+    if not is_trusted(address):
+        return text
+    for hop in reversed(forwarded.split(",")):
+        hop_read = read(hop.strip())
+        if hop_read is None:
+            break
+        address, text = hop_read
+        if not is_trusted(address):
+            break
+    return text
+
+
+def test_x_forwarded_for_reads_as_with_ipaddress_alone() -> None:
+    rng = random.Random(29)
+    networks: list[Network] = [
+        ip_network("10.0.0.0/8"),
+        ip_network("192.168.7.0/24"),
+        ip_network("203.0.113.5/32"),
+        ip_network("::1/128"),
+        ip_network("2001:db8::/32"),
+    ]
+    hops = [
+        lambda: f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
+        lambda: f"192.168.{rng.choice([6, 7, 8])}.{rng.randrange(256)}",
+        lambda: rng.choice(["203.0.113.5", "203.0.113.6", "0.0.0.0", "255.255.255.255"]),  # noqa: S104
+        lambda: (
+            f"{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}"
+        ),
+        lambda: rng.choice(
+            ["::1", "2001:db8::7", "2001:DB8:0::9", "2001:db9::1", "::ffff:10.0.0.1"]
+        ),
+        lambda: rng.choice(
+            ["", "garbage", "01.2.3.4", "10.0.0.256", "1.2.3", "10.0.0.1\x00", "unknown"]
+        ),
+    ]
+    for _ in range(5000):
+        trusted = rng.sample(networks, rng.randrange(1, len(networks) + 1))
+        peer = rng.choice(["10.0.0.2", "::1", "198.51.100.1", "203.0.113.5"])
+        forwarded = ",".join(
+            rng.choice(["", " ", "  "]) + rng.choice(hops)() + rng.choice(["", " "])
+            for _ in range(rng.randrange(1, 5))
+        )
+        expected = _client_ip_by_ipaddress(peer, forwarded, trusted)
+        assert client_ip(peer, forwarded, trusted) == expected, (peer, forwarded, trusted)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, delete, text
@@ -61,9 +62,9 @@ def add_clicks(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Add a batch of click rows (as inserted) to every rollup, in conn's transaction."""
     cursor = driver_cursor(conn)
     paramstyle = conn.dialect.paramstyle
-    moments = [int(row["created_at"].timestamp()) for row in rows]  # read once for every rollup
-    for rollup in ROLLUPS:
-        sums = _sums(rollup, rows, moments)
+    finest = _finest_sums(rows)
+    for rollup, project in _PROJECTIONS:
+        sums = _project(finest, project)
         parameters = [(*key, *counts) for key, counts in sorted(sums.items())]
         sql = _upsert_sql(rollup)
         if paramstyle not in ("named", "qmark"):
@@ -71,18 +72,25 @@ def add_clicks(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         cursor.executemany(sql, parameters)
 
 
-def _sums(
-    rollup: Rollup, rows: Sequence[Mapping[str, Any]], moments: Sequence[int]
-) -> dict[tuple[Any, ...], list[int]]:
-    """The rows' counts by the rollup's key; ``moments``, each row's whole seconds since 1970
-    (as :func:`slot_of` reads them)."""
-    seconds, dimensions = rollup.seconds, rollup.dimensions
+# Every rollup's sums come from one pass over the rows: by workspace, UTC hour and every
+# rollup's dimensions at once (a batch holds few such keys), each rollup's then added up from
+# those. An hour's slot gives its day's: (seconds // HOUR) // 24 == seconds // DAY.
+_FINEST = tuple(dict.fromkeys(name for rollup in ROLLUPS for name in rollup.dimensions))
+_PROJECTIONS = tuple(
+    (rollup, (rollup.seconds // HOUR, tuple(2 + _FINEST.index(n) for n in rollup.dimensions)))
+    for rollup in ROLLUPS
+)
+
+
+def _finest_sums(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[int]]:
+    """The rows' counts by workspace, UTC hour (as :func:`slot_of` reads it) and the
+    dimensions of every rollup."""
     sums: dict[tuple[Any, ...], list[int]] = {}
-    for row, moment in zip(rows, moments, strict=True):
+    for row in rows:
         key = (
             row["workspace_id"],
-            moment // seconds,
-            *[row.get(name) or "" for name in dimensions],
+            int(row["created_at"].timestamp()) // HOUR,
+            *[row.get(name) or "" for name in _FINEST],
         )
         counts = sums.get(key)
         if counts is None:
@@ -95,6 +103,26 @@ def _sums(
     return sums
 
 
+def _project(
+    finest: Mapping[tuple[Any, ...], list[int]], projection: tuple[int, tuple[int, ...]]
+) -> dict[tuple[Any, ...], list[int]]:
+    """The finest sums added up by one rollup's key: its slot (``hours`` to one), then its
+    dimensions (their places in the finest key)."""
+    hours, places = projection
+    sums: dict[tuple[Any, ...], list[int]] = {}
+    for fine, (n, unique, bots) in finest.items():
+        key = (fine[0], fine[1] // hours, *[fine[place] for place in places])
+        counts = sums.get(key)
+        if counts is None:
+            sums[key] = [n, unique, bots]
+        else:
+            counts[0] += n
+            counts[1] += unique
+            counts[2] += bots
+    return sums
+
+
+@lru_cache(maxsize=len(ROLLUPS))
 def _upsert_sql(rollup: Rollup) -> str:
     name = rollup.table.name
     columns = (*rollup.key, *COUNTS)
