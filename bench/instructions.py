@@ -1,67 +1,86 @@
-"""Instructions a matched postback costs trilha's writer and the bare store, counted by callgrind.
+"""Instructions a postback or a click costs trilha and the bare stores, counted by callgrind.
 
 Run from the repository root (docs/performance.md, "The postback's instructions", has the
 figures); it needs valgrind (Debian's package):
 
-    .venv/bin/python bench/instructions.py [--postbacks 400]
+    .venv/bin/python bench/instructions.py [postback|redirect] [--count 400]
 
 Time on a shared machine varies by a tenth from one run to the next, more than most single
-changes to the hot path give; the instructions a postback executes do not. For each target this
-runs a process under callgrind with the counting off, seeds a fresh SQLite database as
-bench/postback.py does (one workspace, one campaign, clicks made with trilha's own functions),
-stores 200 postbacks to warm it up, then counts ``--postbacks`` matched postbacks, stored in
-batches of 40 as the group commit makes them under load:
+changes to the hot path give; the instructions executed do not. For each target this runs a
+process under callgrind with the counting off, seeds a fresh SQLite database as the wrk
+benchmarks do, warms up with 200 requests, then counts ``--count`` more, 40 at a time as the
+group commit batches them under load. It prints instructions per request for each target, and
+each one's ratio to trilha's (the share of trilha's work the floor does).
+
+``postback`` (one workspace, one campaign, clicks made with trilha's own functions; matched
+postbacks read by the generic mapping, as bench/postback.py sends them) counts the writer alone,
+not the HTTP side:
 
 - ``postback-store``: bench/baselines.py's bare store (sqlite3 alone, each postback in a
-  savepoint), its ``write`` called with the batch, the floor as bench/postback.py measures it;
+  savepoint), its ``write`` called with the batch: the floor bench/postback.py measures against;
 - ``postback-store-batched``: the same rows stored as trilha's writer stores them;
-- ``trilha``: the postback writer's own function (``trilha.postbacks.writer``), each batch in
-  its transaction, committed.
+- ``trilha``: the postback writer's own function, each batch in its transaction, committed.
 
-It prints instructions per postback for each, and each one's ratio to trilha's (a floor's
-instructions over trilha's: the share of trilha's work the floor does). The HTTP side
-(granian, the ASGI handler) is not counted: bench/postback.py measures the whole.
+``redirect`` (one campaign; ``GET /r/bench`` as bench/redirect.py --visitors sends it, each
+request from another visitor's address through a trusted proxy) counts the whole request in
+process, the event loop and the writer thread, driven through the ASGI app (granian's own work
+is not counted):
+
+- ``sqlite-store``: bench/baselines.py's bare click store, the floor of bench/redirect.py;
+- ``trilha``: trilha's app, with its periodic work (the checkpoint every second, upkeep, the
+  delivery worker) off: under callgrind's slowdown a second holds fifty times the requests it
+  does in life, and those timers would be counted fifty times over.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench.* when run as a script
 
 BATCH = 40
 WARM_UP = 200
 CLICKS = 200
-TARGETS = ("postback-store", "postback-store-batched", "trilha")
+TARGETS = {
+    "postback": ("postback-store", "postback-store-batched", "trilha"),
+    "redirect": ("sqlite-store", "trilha"),
+}
 _TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--postbacks", type=int, default=400, help="postbacks counted")
-    parser.add_argument("--target", choices=TARGETS, help=argparse.SUPPRESS)  # the child's
+    parser.add_argument("kind", nargs="?", choices=TARGETS, default="postback")
+    parser.add_argument("--count", type=int, default=400, help="requests counted")
+    parser.add_argument("--target", help=argparse.SUPPRESS)  # the counted child's
     args = parser.parse_args()
     if args.target:
-        _child(args.target, args.postbacks)
+        child = _postback_child if args.kind == "postback" else _redirect_child
+        child(args.target, args.count)
         return
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
-    counted = {target: _count(target, args.postbacks) / args.postbacks for target in TARGETS}
-    print(f"instructions a matched postback, {args.postbacks} postbacks in batches of {BATCH}")
+    counted = {
+        target: _count(args.kind, target, args.count) / args.count for target in TARGETS[args.kind]
+    }
+    print(f"instructions a {args.kind} request, {args.count} counted, {BATCH} at a time")
     print("| target | instructions | target / trilha |\n|---|---:|---:|")
     for target, each in counted.items():
         print(f"| {target} | {each:,.0f} | {each / counted['trilha']:.2f} |")
 
 
-def _count(target: str, postbacks: int) -> int:
+def _count(kind: str, target: str, count: int) -> int:
     """Run the target's child under callgrind, counting only between its READY and DONE."""
     with tempfile.TemporaryDirectory() as here:
         out = Path(here) / "callgrind.out"
@@ -73,10 +92,11 @@ def _count(target: str, postbacks: int) -> int:
                 f"--callgrind-out-file={out}",
                 sys.executable,
                 __file__,
+                kind,
                 "--target",
                 target,
-                "--postbacks",
-                str(postbacks),
+                "--count",
+                str(count),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -114,7 +134,7 @@ def _instrument(pid: int, state: str) -> None:
     )
 
 
-def _child(target: str, postbacks: int) -> None:
+def _postback_child(target: str, postbacks: int) -> None:
     """Seed, warm up, say READY, store ``postbacks`` when told, say DONE."""
     from bench import harness
     from bench import postback as postback_bench
@@ -200,6 +220,127 @@ def _floor(target: str, path: Path) -> Callable[[list[str]], None]:
         floor.write([(query + postback_bench.FIELDS, headers, "127.0.0.1") for query in batch])
 
     return store
+
+
+def _redirect_child(target: str, clicks: int) -> None:
+    """Seed the campaign, start the app, warm up, say READY, answer ``clicks`` redirects when
+    told, say DONE."""
+    from datetime import UTC, datetime
+
+    from bench import harness
+    from bench import redirect as redirect_bench
+    from trilha.db.migrate import migrate
+
+    with tempfile.TemporaryDirectory() as here:
+        path = Path(here) / "trilha.db"
+        url = f"sqlite+aiosqlite:///{path}"
+        migrate(url)
+        harness.seed(
+            url,
+            lambda conn: harness.seed_campaign(
+                conn,
+                slug=redirect_bench.SLUG,
+                offer_url=redirect_bench.OFFER_URL,
+                now=datetime.now(UTC),
+            ),
+        )
+        os.environ["TRILHA_DATABASE_URL"] = url
+        os.environ["TRILHA_TRUSTED_PROXIES"] = "127.0.0.1/32"
+        os.environ["BENCH_SQLITE_DB"] = str(path)
+        asyncio.run(_redirects(target, clicks, Path(here)))
+
+
+async def _redirects(target: str, clicks: int, here: Path) -> None:
+    from bench import redirect as redirect_bench
+
+    app = await (_trilha_app() if target == "trilha" else _store_app())
+    path, _, query = redirect_bench.PATH.partition("?")
+    agent = redirect_bench.USER_AGENT.encode()
+
+    async def click(visitor: int) -> None:
+        address = f"10.{visitor // 65536 % 256}.{visitor // 256 % 256}.{visitor % 256}"
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": query.encode(),
+            "root_path": "",
+            "headers": [
+                (b"host", b"127.0.0.1:8000"),
+                (b"user-agent", agent),
+                (b"x-forwarded-for", address.encode()),
+            ],
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000),
+        }
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        if sent[0]["status"] != 302:
+            sys.exit(f"a redirect was answered {sent[0]['status']}")
+
+    async def clicks_of(first: int, count: int) -> None:
+        for start in range(first, first + count, BATCH):
+            await asyncio.gather(*(click(n) for n in range(start, start + BATCH)))
+
+    loop = asyncio.get_running_loop()
+    await clicks_of(1_000_000, WARM_UP)  # visitors of their own: each counted click is unique
+    print("READY", flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)
+    await clicks_of(0, clicks)
+    print("DONE", flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)  # until the count is turned off
+    shutil.rmtree(here, ignore_errors=True)
+    os._exit(0)  # the app's writer threads need not be waited for
+
+
+async def _trilha_app() -> Any:
+    """trilha's app, started, its periodic work stopped (see the module's docstring)."""
+    from trilha import group_commit
+    from trilha.app import create_app
+
+    group_commit.SQLITE_CHECKPOINT_INTERVAL = 3600.0
+    app = create_app()
+    runtime = app.runtime
+    runtime.start()
+    if runtime._upkeep is not None:
+        runtime._upkeep.cancel()
+    if runtime.deliveries is not None:
+        await runtime.deliveries.stop()
+    return app
+
+
+async def _store_app() -> Any:
+    """bench/baselines.py's bare click store, its lifespan started."""
+    from bench import baselines
+
+    started = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if not started.is_set():
+            started.set()
+            return {"type": "lifespan.startup"}
+        await asyncio.Event().wait()
+        return {}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        return None
+
+    asyncio.get_running_loop().create_task(
+        baselines.sqlite_store_app({"type": "lifespan"}, receive, send)
+    )
+    await asyncio.sleep(0.5)
+    return baselines.sqlite_store_app
 
 
 if __name__ == "__main__":
