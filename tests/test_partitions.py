@@ -29,6 +29,7 @@ from tests.test_agent_retention import agents_read_back, click_as, stored_agents
 from tests.test_retention import RETENTION, clicks_aged, rollup_clicks
 from tests.web.callers import make_owner
 from tests.web.sales import click, postback
+from trilha.app import TrilhaApp
 from trilha.click_retention import purge_old_clicks
 from trilha.db.migrate import alembic_config, migrate
 from trilha.db.partitions import (
@@ -110,6 +111,13 @@ async def reference_checked(db: AsyncEngine, table: Partitioned = CLICKS) -> boo
         deferrable=table.reference.deferrable,
     )
     return checked
+
+
+async def without_worker(app: TrilhaApp) -> None:
+    """The app's delivery worker creates the coming months on its own schedule (at start, then
+    each upkeep): stopped, so that a month a test drops stays dropped until the test makes it."""
+    if app.runtime.deliveries is not None:
+        await app.runtime.deliveries.stop()
 
 
 async def drop_months(db: AsyncEngine, *drop: Month, table: Partitioned = CLICKS) -> None:
@@ -196,10 +204,11 @@ async def test_the_worker_creates_this_month_and_the_two_after(
 
 
 async def test_a_click_no_month_covers_lands_in_the_default_partition_then_moves_in(
-    client: httpx.AsyncClient, db: AsyncEngine
+    app: TrilhaApp, client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     _, workspace = await make_owner(db, timezone="UTC")
     this = Month.of(datetime.now(UTC))
+    await without_worker(app)
     await drop_months(db, this)
 
     _, click_id = await click(client, db, workspace)
@@ -410,10 +419,11 @@ async def test_the_migration_partitions_a_populated_postback_log_and_back(
 
 
 async def test_a_log_entry_no_month_covers_lands_in_the_default_partition_then_moves_in(
-    client: httpx.AsyncClient, db: AsyncEngine
+    app: TrilhaApp, client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     _, workspace = await make_owner(db, timezone="UTC")
     this = Month.of(datetime.now(UTC))
+    await without_worker(app)
     await drop_months(db, this, table=POSTBACK_LOG)
 
     await sale(client, db, workspace)
