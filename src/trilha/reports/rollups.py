@@ -83,13 +83,12 @@ _PROJECTIONS = tuple(
 
 
 def _finest_sums(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[int]]:
-    """The rows' counts by workspace, UTC hour (as :func:`slot_of` reads it) and the
-    dimensions of every rollup."""
+    """The rows' counts by workspace, UTC hour and the dimensions of every rollup."""
     sums: dict[tuple[Any, ...], list[int]] = {}
     for row in rows:
         key = (
             row["workspace_id"],
-            int(row["created_at"].timestamp()) // HOUR,
+            slot_of(row["created_at"], HOUR),
             *[row.get(name) or "" for name in _FINEST],
         )
         counts = sums.get(key)
