@@ -311,8 +311,8 @@ async def _trilha_app() -> Any:
 
     group_commit.SQLITE_CHECKPOINT_INTERVAL = 3600.0
     app = create_app()
+    await _started(app)  # through its lifespan, as the server starts it
     runtime = app.runtime
-    runtime.start()
     if runtime._upkeep is not None:
         runtime._upkeep.cancel()
     if runtime.deliveries is not None:
@@ -324,23 +324,31 @@ async def _store_app() -> Any:
     """bench/baselines.py's bare click store, its lifespan started."""
     from bench import baselines
 
-    started = asyncio.Event()
+    await _started(baselines.sqlite_store_app)
+    return baselines.sqlite_store_app
+
+
+async def _started(app: Any) -> None:
+    """Start an ASGI app's lifespan, as the server does, and leave it running."""
+    asked, done = asyncio.Event(), asyncio.Event()
 
     async def receive() -> dict[str, Any]:
-        if not started.is_set():
-            started.set()
+        if not asked.is_set():
+            asked.set()
             return {"type": "lifespan.startup"}
-        await asyncio.Event().wait()
+        await asyncio.Event().wait()  # no shutdown: the counted process ends with os._exit
         return {}
 
     async def send(message: MutableMapping[str, Any]) -> None:
-        return None
+        if message["type"] != "lifespan.startup.complete":
+            sys.exit(f"the app did not start: {message}")
+        done.set()
 
-    asyncio.get_running_loop().create_task(
-        baselines.sqlite_store_app({"type": "lifespan"}, receive, send)
-    )
-    await asyncio.sleep(0.5)
-    return baselines.sqlite_store_app
+    _lifespans.add(asyncio.get_running_loop().create_task(app({"type": "lifespan"}, receive, send)))
+    await done.wait()
+
+
+_lifespans: set[asyncio.Task[None]] = set()
 
 
 if __name__ == "__main__":

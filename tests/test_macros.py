@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
@@ -10,9 +12,17 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_clicks, make_campaign, make_source, make_workspace
-from trilha.clicks import preview_offer_url
+from trilha.clicks import (
+    SAMPLE_VISITOR,
+    ClickRequest,
+    build_click,
+    macro_values,
+    offer_url,
+    preview_offer_url,
+)
 from trilha.dimensions import CLICK_IDS, SUBS, UTMS
-from trilha.macros import BUILTIN_MACROS, fill_macros, unknown_macros
+from trilha.links import Link
+from trilha.macros import BUILTIN_MACROS, compile_template, fill_macros, unknown_macros
 
 ANDROID = (
     "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -149,3 +159,43 @@ def test_the_preview_shows_the_final_url_and_flags_unknown_macros() -> None:
 def test_there_are_at_least_33_documented_built_in_macros() -> None:
     assert len(BUILTIN_MACROS) >= 33
     assert all(description.strip() for description in BUILTIN_MACROS.values())
+
+
+def test_a_click_fills_its_offer_url_as_the_macro_language_fills_a_template() -> None:
+    # The redirect fills a campaign's offer URL from steps prepared once per template: the URL
+    # must be what fill_macros makes of the same template and values, for every macro.
+    rng = random.Random(29)
+    names = [*BUILTIN_MACROS, "color", "Click_ID", "missing"]
+    values = ["x", "a b/c?d&e=f#g+h%ç", "{click_id}", "", "IwAR0x"]
+    now = datetime(2026, 11, 27, 12, tzinfo=UTC)
+    for _ in range(300):
+        parts = ["https://o.example.com/"]
+        for _ in range(rng.randrange(1, 6)):
+            parts.append(rng.choice(["p/", "?q=", "&r=", "#f=", "-", ""]))
+            parts.append("{" + rng.choice(names) + "}")
+        template = "".join(parts)
+        params = {name: rng.choice(values) for name in rng.sample(names, 8)}
+        link = Link(
+            campaign_id="c1",
+            workspace_id="w1",
+            name=rng.choice(values),
+            slug="s",
+            offer_url=template,
+            source_id=rng.choice([None, "src1"]),
+            source_name=rng.choice(values),
+            source_params=(),
+            timezone="America/Sao_Paulo",
+        )
+        request = ClickRequest(host="", slug="s", visitor=SAMPLE_VISITOR, params=params, now=now)
+        click = build_click(link, request, click_id="k1", visitor_key=1, is_unique=True)
+        compiled = compile_template(template)
+        filled = fill_macros(template, macro_values(link, click, params, compiled.names))
+        # "random" differs from one call to the next: compared by where it stands.
+        ours, theirs = offer_url(link, click, params), filled
+        if "{random}" in template:
+            ours, theirs = _without_numbers(ours), _without_numbers(theirs)
+        assert ours == theirs, template
+
+
+def _without_numbers(url: str) -> str:
+    return re.sub(r"\d+", "0", url)

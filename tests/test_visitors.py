@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.factories import fetch_clicks, make_campaign, make_workspace
 from trilha.app import create_app
 from trilha.settings import Network, Settings
-from trilha.visitors import CountryLookup, client_ip, parse_device
+from trilha.visitors import CountryLookup, TrustedProxies, client_ip, parse_device
 
 PROXIES = [ip_network("10.0.0.0/8"), ip_network("::1/128")]
 # Real browsers (in-app ones included) and real bots, labelled by hand.
@@ -105,15 +105,19 @@ def test_x_forwarded_for_reads_as_with_ipaddress_alone() -> None:
             ["", "garbage", "01.2.3.4", "10.0.0.256", "1.2.3", "10.0.0.1\x00", "unknown"]
         ),
     ]
+    # The hot paths keep one TrustedProxies, which remembers each peer: kept here too.
+    kept: dict[tuple[Network, ...], TrustedProxies] = {}
     for _ in range(5000):
         trusted = rng.sample(networks, rng.randrange(1, len(networks) + 1))
-        peer = rng.choice(["10.0.0.2", "::1", "198.51.100.1", "203.0.113.5"])
+        peer = rng.choice(["10.0.0.2", "::1", "198.51.100.1", "203.0.113.5", "::1%eth0", "x"])
         forwarded = ",".join(
             rng.choice(["", " ", "  "]) + rng.choice(hops)() + rng.choice(["", " "])
             for _ in range(rng.randrange(1, 5))
         )
         expected = _client_ip_by_ipaddress(peer, forwarded, trusted)
         assert client_ip(peer, forwarded, trusted) == expected, (peer, forwarded, trusted)
+        proxies = kept.setdefault(tuple(trusted), TrustedProxies(trusted))
+        assert proxies.client_ip(peer, forwarded) == expected, (peer, forwarded, trusted)
 
 
 @pytest.mark.parametrize(

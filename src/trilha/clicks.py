@@ -22,7 +22,7 @@ from trilha.db.schema import clicks
 from trilha.dimensions import DIMENSIONS
 from trilha.ids import mint_click_id
 from trilha.links import Link
-from trilha.macros import compile_template, unknown_macros
+from trilha.macros import TEMPLATE_CACHE_SIZE, compile_template, unknown_macros, url_value
 from trilha.reports.rollups import add_clicks
 from trilha.visitors import Device, Visitor, agent_key
 
@@ -67,9 +67,32 @@ def read_query(query: str) -> tuple[dict[str, str], list[str]]:
     >>> read_query(f"sub1={'x' * 2000}&sub2=b")[1]
     ['sub1']
     """
+    pieces = query.split("&")
+    if (
+        "%" not in query
+        and "+" not in query
+        and "\x00" not in query
+        and len(query) <= MAX_VALUE_LENGTH
+        and len(pieces) <= MAX_PARAMS
+    ):
+        # Most queries: nothing to decode, no value nor count over its limit; only a name can
+        # be (then the whole query is read as below).
+        params: dict[str, str] = {}
+        for piece in pieces:
+            name, _, value = piece.partition("=")
+            if len(name) > MAX_NAME_LENGTH:
+                break
+            if name and name not in params:
+                params[name] = value
+        else:
+            return params, []
+    return _read_pieces(pieces)
+
+
+def _read_pieces(pieces: list[str]) -> tuple[dict[str, str], list[str]]:
     params: dict[str, str] = {}
     cut: list[str] = []
-    for piece in query.split("&"):
+    for piece in pieces:
         name, _, value = piece.partition("=")
         if "%" in name or "+" in name:
             name = unquote_plus(name, errors="replace")
@@ -101,6 +124,7 @@ def build_click(
     device = visitor.device
     params = request.params
     consumed = link.consumed
+    kept: dict[str, Any] = {}  # the parameters no column takes (and what was cut)
     ip, country = visitor.ip, visitor.country
     if len(ip) > _IP_LENGTH:  # an IPv6 address with a long zone ("fe80::1%...")
         ip = ip[:_IP_LENGTH]
@@ -122,19 +146,21 @@ def build_click(
         "referrer": visitor.referrer,
         "is_bot": device.is_bot,
         "is_unique": is_unique and not device.is_bot,  # a unique click is a person's
-        "params": {k: v for k, v in params.items() if k not in consumed},
+        "params": kept,
     }
+    for name, value in params.items():  # one pass: a dimension's column, or kept in params
+        if name in _DIMENSIONS:
+            row[name] = value
+        elif name not in consumed:
+            kept[name] = value
     if request.cut:
-        row["params"][CUT_NOTE] = list(request.cut)
+        kept[CUT_NOTE] = list(request.cut)
     if link.source_id is not None:
         row["source_id"] = link.source_id
     if "cost" in params:
         cost = click_cost(params["cost"], link.currency)
         if cost is not None:
             row["cost"] = cost
-    for name, value in params.items():
-        if name in _DIMENSIONS:
-            row[name] = value
     for param, field in link.source_params:
         if field in _DIMENSIONS and param in params:
             row[field] = params[param]
@@ -188,8 +214,32 @@ def macro_values(
 
 
 def offer_url(link: Link, click: Mapping[str, Any], params: Mapping[str, str]) -> str:
-    template = compile_template(link.offer_url)
-    return template.fill(macro_values(link, click, params, template.names))
+    """The campaign's offer URL, its macros filled for this click (see trilha.macros)."""
+    first, steps = _offer_steps(link.offer_url)
+    out = [first]
+    for name, builtin, safe, written, literal in steps:
+        value = builtin(link, click) if builtin is not None else params.get(name)
+        out.append(written if value is None else url_value(value, safe))
+        out.append(literal)
+    return "".join(out)
+
+
+_Step = tuple[str, Callable[[Link, Mapping[str, Any]], str] | None, str, str, str]
+
+
+@lru_cache(maxsize=TEMPLATE_CACHE_SIZE)
+def _offer_steps(template: str) -> tuple[str, tuple[_Step, ...]]:
+    """An offer URL's text before its first macro, then each macro with its built-in value (or
+    None: an incoming parameter's), the characters it leaves unencoded, the macro as written
+    and the text after it: ``offer_url`` fills a campaign's every click from this."""
+    compiled = compile_template(template)
+    steps = tuple(
+        (name, _BUILTIN_VALUES.get(name), safe, written, literal)
+        for (name, safe, written), literal in zip(
+            compiled.macros, compiled.literals[1:], strict=True
+        )
+    )
+    return compiled.literals[0], steps
 
 
 def record_clicks(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -30,11 +30,11 @@ class Link:
     source_params: tuple[tuple[str, str], ...]  # (query parameter, click field)
     timezone: str
     currency: str = "BRL"  # the workspace's: a click URL's cost is in it
+    # The query parameters that fill a click column; the others are kept in its params.
+    consumed: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def consumed(self) -> frozenset[str]:
-        """The query parameters that fill a click column; the others are kept in its params."""
-        return _consumed(self.source_params)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "consumed", _consumed(self.source_params))
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,14 +72,20 @@ class Template:
         out = [self.literals[0]]
         for (name, safe, written), literal in zip(self.macros, self.literals[1:], strict=True):
             value = values.get(name)
-            if value is None:
-                out.append(written)
-            elif value.isascii() and value.isalnum():  # ids, most sub-ids: nothing to encode
-                out.append(value)
-            else:
-                out.append(quote(value, safe=safe))
+            out.append(written if value is None else url_value(value, safe))
             out.append(literal)
         return "".join(out)
+
+
+def url_value(value: str, safe: str) -> str:
+    """A macro's value as it lands in the URL: percent-encoded but for the ``safe`` characters.
+
+    >>> url_value("a b/c", SAFE_IN_QUERY), url_value("IwAR0x", SAFE_IN_QUERY)
+    ('a%20b/c', 'IwAR0x')
+    """
+    if value.isascii() and value.isalnum():  # ids, most sub-ids: nothing to encode
+        return value
+    return quote(value, safe=safe)
 
 
 @lru_cache(maxsize=TEMPLATE_CACHE_SIZE)

@@ -18,7 +18,7 @@ from trilha.maintenance import run_maintenance
 from trilha.postbacks.writer import PostbackWriter
 from trilha.reports.limits import ReportLimiter
 from trilha.settings import Settings
-from trilha.visitors import CountryLookup
+from trilha.visitors import CountryLookup, TrustedProxies
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,11 @@ class Runtime:
             reports_engine=replica,
             countries=CountryLookup(settings.geoip_database),
         )
+
+    @cached_property
+    def proxies(self) -> TrustedProxies:
+        """The trusted proxies, read once for the hot paths."""
+        return TrustedProxies(self.settings.trusted_proxies)
 
     @cached_property
     def read_engine(self) -> AsyncEngine:

@@ -113,42 +113,68 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) 
     >>> client_ip("10.0.0.2", "203.0.113.9, 10.0.0.1", [ip_network("10.0.0.0/8")])
     '203.0.113.9'
     """
-    if forwarded_for is None or not trusted:
-        return peer[:45]  # the server's own reading of the connection
-    read = _read_ip(peer)
-    if read is None:
-        return peer[:45]
-    address, text = read
-    if not _is_trusted(address, trusted):
+    return TrustedProxies(trusted).client_ip(peer, forwarded_for)
+
+
+class TrustedProxies:
+    """The proxies whose X-Forwarded-For is believed, made once per process for the hot paths:
+    the IPv4 networks as integers, and whether each connecting peer (a proxy's address comes
+    with every request) is trusted, remembered for the last ``IP_CACHE_SIZE`` peers."""
+
+    def __init__(self, trusted: Sequence[Network]) -> None:
+        self._trusted = tuple(trusted)
+        # Each trusted IPv4 network as its address and mask in one integer.
+        self._ipv4 = tuple(
+            (int(net.network_address), int(net.netmask)) for net in trusted if net.version == 4
+        )
+        self._peers: dict[str, tuple[str, bool] | None] = {}
+
+    def client_ip(self, peer: str, forwarded_for: str | None) -> str:
+        """The visitor's address (see :func:`client_ip`)."""
+        if forwarded_for is None or not self._trusted:
+            return peer[:45]  # the server's own reading of the connection
+        seen = self._peer(peer)
+        if seen is None:
+            return peer[:45]
+        text, trusted = seen
+        if not trusted:
+            return text
+        ipv4 = self._ipv4
+        for hop in reversed(forwarded_for.split(",")):
+            hop = hop.strip()
+            try:
+                packed = inet_pton(AF_INET, hop)
+            except (OSError, ValueError):  # not IPv4: read as _read_ip reads it
+                read = _read_ip(hop)
+                if read is None:
+                    break
+                address, text = read
+                if not _is_trusted(address, self._trusted):
+                    break
+                continue
+            # IPv4, spelled as ipaddress spells it (see _read_ip): each visitor's own address,
+            # checked without an IPv4Address, nor a place in _read_ip's cache.
+            text = hop
+            number = int.from_bytes(packed)
+            for network, mask in ipv4:
+                if number & mask == network:
+                    break
+            else:
+                break
         return text
-    ipv4_blocks = _ipv4_blocks(tuple(trusted))
-    for hop in reversed(forwarded_for.split(",")):
-        hop = hop.strip()
+
+    def _peer(self, peer: str) -> tuple[str, bool] | None:
+        """The peer's usual spelling and whether it is trusted; None when it is no address."""
         try:
-            packed = inet_pton(AF_INET, hop)
-        except (OSError, ValueError):  # not IPv4: read as _read_ip reads it
-            read = _read_ip(hop)
-            if read is None:
-                break
-            address, text = read
-            if not _is_trusted(address, trusted):
-                break
-            continue
-        # IPv4, spelled as ipaddress spells it (see _read_ip): each visitor's own address,
-        # checked without an IPv4Address, nor a place in _read_ip's cache.
-        text = hop
-        number = int.from_bytes(packed)
-        if not any(number & mask == network for network, mask in ipv4_blocks):
-            break
-    return text
-
-
-@lru_cache(maxsize=16)
-def _ipv4_blocks(trusted: tuple[Network, ...]) -> tuple[tuple[int, int], ...]:
-    """The trusted IPv4 networks, each as its address and mask in one integer."""
-    return tuple(
-        (int(net.network_address), int(net.netmask)) for net in trusted if net.version == 4
-    )
+            return self._peers[peer]
+        except KeyError:
+            pass
+        read = _read_ip(peer)
+        seen = None if read is None else (read[1], _is_trusted(read[0], self._trusted))
+        if len(self._peers) >= IP_CACHE_SIZE:
+            self._peers.clear()
+        self._peers[peer] = seen
+        return seen
 
 
 class CountryLookup:

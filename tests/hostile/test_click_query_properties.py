@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlencode
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trilha.clicks import MAX_NAME_LENGTH, MAX_PARAMS, MAX_VALUE_LENGTH, query_params
+from trilha.clicks import MAX_NAME_LENGTH, MAX_PARAMS, MAX_VALUE_LENGTH, query_params, read_query
 
 QUERY = (
     st.text(st.sampled_from("ab=&%+0123456789cF;\x00é "), max_size=120)
@@ -18,24 +18,34 @@ QUERY = (
 )
 
 
-def reference(query: str) -> dict[str, str]:
-    """What the parser promises, spelled out over parse_qsl."""
+def reference(query: str) -> tuple[dict[str, str], list[str]]:
+    """What the parser promises, spelled out over parse_qsl: the parameters in the query's
+    order, and the names of those whose name or value was cut."""
     params: dict[str, str] = {}
+    cut: list[str] = []
     for name, value in parse_qsl(query, keep_blank_values=True):
-        name = name.replace("\x00", "")[:MAX_NAME_LENGTH]
+        name = name.replace("\x00", "")
+        name_cut = len(name) > MAX_NAME_LENGTH
+        name = name[:MAX_NAME_LENGTH]
         if not name or name in params:
             continue
         if len(params) == MAX_PARAMS:
             break
-        params[name] = value.replace("\x00", "")[:MAX_VALUE_LENGTH]
-    return params
+        value = value.replace("\x00", "")
+        if name_cut or len(value) > MAX_VALUE_LENGTH:
+            cut.append(name)
+        params[name] = value[:MAX_VALUE_LENGTH]
+    return params, cut
 
 
 @given(QUERY)
 def test_it_reads_any_query_string_as_parse_qsl_does_within_the_limits(query: str) -> None:
-    params = query_params(query)
+    params, cut = read_query(query)
 
-    assert params == reference(query)
+    expected, expected_cut = reference(query)
+    assert list(params.items()) == list(expected.items())  # in the query's order
+    assert cut == expected_cut
+    assert query_params(query) == params
     assert len(params) <= MAX_PARAMS
     assert all(0 < len(name) <= MAX_NAME_LENGTH for name in params)
     assert all(len(value) <= MAX_VALUE_LENGTH for value in params.values())

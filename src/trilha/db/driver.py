@@ -23,16 +23,17 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Protocol, cast
 
-from sqlalchemy import JSON, Connection, Dialect, Engine, Table, event
+from sqlalchemy import JSON, Boolean, Connection, Dialect, Engine, Table, event
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DBAPIError
 
 from trilha.db.bounds import max_lengths
-from trilha.db.schema import UTCDateTime
+from trilha.db.schema import EPOCH, ClickTime, UTCDateTime
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
@@ -269,6 +270,10 @@ def bind_processors(table: Table, dialect: Dialect) -> dict[str, Callable[[Any],
             processors[column.name] = _json  # text, which both databases take for JSON
         elif dialect.name == "sqlite" and type(column.type) is UTCDateTime:
             processors[column.name] = sqlite_time
+        elif dialect.name == "sqlite" and type(column.type) is ClickTime:
+            processors[column.name] = sqlite_click_time
+        elif type(column.type) is Boolean and not dialect.supports_native_boolean:
+            processors[column.name] = _integer_bool
         else:
             processors[column.name] = column.type.dialect_impl(dialect).bind_processor(dialect)
     return processors
@@ -299,6 +304,37 @@ def sqlite_time(value: datetime | None) -> str | None:
 
 
 _LAST_TIME: list[tuple[datetime | None, str]] = [(None, "")]
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def sqlite_click_time(value: datetime | None) -> int | None:
+    """A click's time as ``ClickTime`` stores it on SQLite (microseconds since 1970), written
+    straight rather than through the type's two processors: every click binds one.
+
+    >>> sqlite_click_time(datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=UTC))
+    1000005
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime: trilha stores times with their time zone")
+    return (value - EPOCH) // _MICROSECOND
+
+
+def _integer_bool(value: object) -> int | None:
+    """A Boolean where the database has none (SQLite): 1 or 0, as SQLAlchemy binds it; what is
+    no bool is left to SQLAlchemy's own conversion, which refuses what it cannot read."""
+    if value is True:
+        return 1
+    if value is False:
+        return 0
+    return cast(int | None, _SQLALCHEMY_BOOL(value))
+
+
+_SQLITE = sqlite.dialect()
+_SQLALCHEMY_BOOL = cast(
+    Callable[[Any], Any], Boolean().dialect_impl(_SQLITE).bind_processor(_SQLITE)
+)
 
 
 def _json(value: Any) -> str | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Container, Iterable, MutableMapping
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -15,12 +16,11 @@ Send = Callable[[Message], Awaitable[None]]
 MAX_HEADER_VALUE = 4096
 
 
-def header_map(scope: Scope, wanted: Iterable[bytes]) -> dict[bytes, str]:
+def header_map(scope: Scope, wanted: Container[bytes]) -> dict[bytes, str]:
     """The first value of each wanted header, decoded as Latin-1, capped, without NULs."""
-    names = set(wanted)
     found: dict[bytes, str] = {}
     for name, value in scope["headers"]:
-        if name in names and name not in found:
+        if name in wanted and name not in found:
             found[name] = value[:MAX_HEADER_VALUE].decode("latin-1").replace("\x00", "")
     return found
 
@@ -67,8 +67,9 @@ def scope_headers(scope: Scope) -> tuple[tuple[str, str], ...]:
     )
 
 
+@lru_cache(maxsize=256)
 def request_host(host_header: str) -> str:
-    """The Host header without its port, lower-cased.
+    """The Host header without its port, lower-cased (cached: a server answers few hosts).
 
     >>> request_host("Track.Example.com:8443"), request_host("[::1]:8000")
     ('track.example.com', '[::1]')

@@ -13,7 +13,6 @@ from trilha.errors import StorageUnavailable
 from trilha.postbacks.payload import parse_request
 from trilha.postbacks.raw import RawPostback
 from trilha.runtime import Runtime
-from trilha.visitors import client_ip
 from trilha.web.asgi import Receive, Scope, Send, read_body, request_host, scope_headers
 
 MERCHANT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
@@ -65,9 +64,7 @@ async def postback(runtime: Runtime, scope: Scope, receive: Receive, send: Send)
         query=query,
         headers=headers,
         body=body,
-        source_ip=client_ip(
-            peer, header_map.get("x-forwarded-for"), runtime.settings.trusted_proxies
-        ),
+        source_ip=runtime.proxies.client_ip(peer, header_map.get("x-forwarded-for")),
         host=request_host(header_map.get("host", "")),
         received_at=datetime.now(UTC),
         merchant_key=merchant_key,

@@ -14,7 +14,7 @@ from trilha.clicks import ClickRequest, read_query
 from trilha.errors import StorageUnavailable
 from trilha.i18n import Translator, negotiate_locale, translator
 from trilha.runtime import Runtime
-from trilha.visitors import Visitor, client_ip, parse_device
+from trilha.visitors import Visitor, parse_device
 from trilha.web.asgi import (
     MAX_HEADER_VALUE,
     Receive,
@@ -28,7 +28,10 @@ from trilha.web.asgi import (
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 LOCATION_SAFE = string.punctuation.replace('"', "").replace("<", "").replace(">", "")
 # What quote() leaves as it is with LOCATION_SAFE: printable ASCII but space, '"', '<' and '>'.
-_UNQUOTED = re.compile(r"[!#-;=?-~]*")
+_LEFT_AS_IS = bytes(byte for byte in range(0x21, 0x7F) if byte not in b'"<>')
+
+# The headers a click reads.
+_CLICK_HEADERS = frozenset((b"host", b"user-agent", b"referer", b"x-forwarded-for"))
 
 # What an ad's visitor reads when no offer follows, in their browser's language (pt-BR first).
 NOT_FOUND_PAGE = "visitor.link_not_found"
@@ -95,8 +98,10 @@ def location_header(location: str) -> bytes:
     >>> location_header('https://o.example/a b?q="x"&c=ç')
     b'https://o.example/a%20b?q=%22x%22&c=%C3%A7'
     """
-    if _UNQUOTED.fullmatch(location):  # most offer URLs: nothing to encode
-        return location.encode("ascii")
+    if location.isascii():
+        encoded = location.encode("ascii")
+        if not encoded.translate(None, _LEFT_AS_IS):  # most offer URLs: nothing to encode
+            return encoded
     return quote(location, safe=LOCATION_SAFE).encode("ascii")
 
 
@@ -107,9 +112,9 @@ def _visitors_language(scope: Scope) -> Translator:
 
 
 def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
-    headers = header_map(scope, (b"host", b"user-agent", b"referer", b"x-forwarded-for"))
+    headers = header_map(scope, _CLICK_HEADERS)
     peer = scope["client"][0] if scope.get("client") else "0.0.0.0"  # noqa: S104 -- unknown peer
-    ip = client_ip(peer, headers.get(b"x-forwarded-for"), runtime.settings.trusted_proxies)
+    ip = runtime.proxies.client_ip(peer, headers.get(b"x-forwarded-for"))
     user_agent = headers.get(b"user-agent", "")
     referrer = headers.get(b"referer", "")
     visitor = Visitor(
