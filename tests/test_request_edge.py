@@ -120,12 +120,18 @@ async def test_a_body_that_stalls_is_dropped_with_408(
         "postback": (f"/postback?token={workspace.postback_token}", FORM),
     }
 
-    statuses = {}
-    with trilha_serve(database_url, tmp_path, request_body_timeout="1") as (base, _):
+    with (
+        trilha_serve(database_url, tmp_path, request_body_timeout="1") as (base, _),
+        ExitStack() as stack,
+    ):
+        stalled = {}  # all stalled at once: each waits out the same second
         for name, (path, headers) in targets.items():
-            with request_head(base, path, {**headers, "content-length": "100"}) as sock:
-                sock.sendall(b"x" * 10)
-                statuses[name] = answer_status(sock)
+            sock = stack.enter_context(
+                request_head(base, path, {**headers, "content-length": "100"})
+            )
+            sock.sendall(b"x" * 10)
+            stalled[name] = sock
+        statuses = {name: answer_status(sock) for name, sock in stalled.items()}
 
     assert statuses == {"api": 408, "login": 408, "postback": 408}
     assert await fetch_all(db, postback_log) == []
