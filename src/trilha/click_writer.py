@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -25,8 +25,9 @@ from trilha.links import Fallback, Link, resolve_link
 from trilha.metrics import CLICKS, Writer
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+class Redirect(NamedTuple):
+    """Where the click's visitor goes (a NamedTuple, as ClickRequest is: one every click)."""
+
     location: str
     click_id: str
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 from socket import AF_INET, inet_pton
+from typing import NamedTuple
 
 import iptocc
 import ua_parser
@@ -41,8 +42,9 @@ class Device:
     is_bot: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Visitor:
+class Visitor(NamedTuple):
+    """Who clicked. A NamedTuple, as ClickRequest is: every click makes one."""
+
     ip: str
     user_agent: str
     referrer: str

@@ -117,13 +117,8 @@ def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
     ip = runtime.proxies.client_ip(peer, headers.get(b"x-forwarded-for"))
     user_agent = headers.get(b"user-agent", "")
     referrer = headers.get(b"referer", "")
-    visitor = Visitor(
-        ip=ip,
-        user_agent=user_agent,
-        referrer=referrer,
-        device=parse_device(user_agent),
-        country=runtime.countries(ip),
-    )
+    # Positional arguments, named as the fields are: keywords cost a third more, every click.
+    visitor = Visitor(ip, user_agent, referrer, parse_device(user_agent), runtime.countries(ip))
     query = scope.get("query_string", b"").decode("utf-8", "replace")
     params, cut = read_query(query)
     # A header that reaches header_map's cap may have been cut there: noted as cut.
@@ -131,11 +126,5 @@ def click_request(runtime: Runtime, scope: Scope, slug: str) -> ClickRequest:
         cut.append("referrer")
     if len(user_agent) >= MAX_HEADER_VALUE:
         cut.append("user_agent")
-    return ClickRequest(
-        host=request_host(headers.get(b"host", "")),
-        slug=slug,
-        visitor=visitor,
-        params=params,
-        now=datetime.now(UTC),
-        cut=cut,
-    )
+    host = request_host(headers.get(b"host", ""))
+    return ClickRequest(host, slug, visitor, params, datetime.now(UTC), cut)
