@@ -4,12 +4,13 @@ a click stored while they are looked for keeps its agent."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, event, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.factories import fetch_clicks, make_campaign, move_click
@@ -127,9 +128,10 @@ def store_click(conn: Connection, campaign: Campaign, agent: str) -> dict[str, A
     return row
 
 
-async def wait_for_lock(db: AsyncEngine, deleting: asyncio.Task[int]) -> None:
+async def wait_for_lock(db: AsyncEngine, deleting: asyncio.Task[int], began: asyncio.Event) -> None:
     """Until the deleting transaction waits for the click batch: on PostgreSQL for its lock on
-    user_agents (seen in pg_locks), on SQLite for the write lock."""
+    user_agents (seen in pg_locks), on SQLite for the write lock, which its BEGIN IMMEDIATE
+    (``began`` once sent) asks for while the batch holds it."""
     if db.dialect.name == "postgresql":
         waiting = text(
             "SELECT count(*) FROM pg_locks"
@@ -143,7 +145,7 @@ async def wait_for_lock(db: AsyncEngine, deleting: asyncio.Task[int]) -> None:
         else:
             raise AssertionError("the deleting transaction never waited for the click batch")
     else:
-        await asyncio.sleep(0.3)
+        await began.wait()
     assert not deleting.done()
 
 
@@ -161,13 +163,33 @@ async def test_an_agent_a_click_batch_in_flight_takes_up_stays(
         async with db.begin() as conn:
             return await conn.run_sync(delete_unused_agents, keys, read_at=read_at)
 
+    began = asyncio.Event()
+
+    def on_begin(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.startswith("BEGIN"):
+            began.set()
+
     # The click writer's blocking connection, as it stores a batch: the agent's INSERT finds it
-    # stored and does nothing, and the click is not committed yet.
+    # stored and does nothing, and the click is not committed yet. Like the click writer, it
+    # runs in a thread of its own: waiting for SQLite's write lock on the event loop's thread
+    # would stop the app's own transactions there (the delivery worker's, every second) from
+    # ever giving it up, until the busy timeout failed the batch's BEGIN IMMEDIATE.
     writer = blocking_engine(db)
-    with writer.connect() as batch, batch.begin():
-        row = store_click(batch, campaign, "Busy/1.0")
-        deleting = asyncio.create_task(delete_agents())
-        await wait_for_lock(db, deleting)
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(1, thread_name_prefix="batch") as thread:
+        batch = await loop.run_in_executor(thread, writer.connect)
+        try:
+            transaction = await loop.run_in_executor(thread, batch.begin)
+            row = await loop.run_in_executor(thread, store_click, batch, campaign, "Busy/1.0")
+            event.listen(db.sync_engine, "before_cursor_execute", on_begin)
+            try:
+                deleting = asyncio.create_task(delete_agents())
+                await wait_for_lock(db, deleting, began)
+            finally:
+                event.remove(db.sync_engine, "before_cursor_execute", on_begin)
+            await loop.run_in_executor(thread, transaction.commit)
+        finally:
+            await loop.run_in_executor(thread, batch.close)
     writer.dispose()
 
     assert await deleting == 0

@@ -4,11 +4,14 @@ sub-ids and parameters; on SQLite the database file and its WAL hold no byte of 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import signal
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,7 @@ from tests.postbacks.test_platform_hotmart import HOTTOK, purchase
 from tests.test_serve import trilha_serve
 from tests.web.callers import Caller, make_member
 from trilha.campaigns import Campaign
-from trilha.db.engine import reading
+from trilha.db.engine import CHECKPOINT_REFUSED, reading, truncate_wal
 from trilha.db.schema import click_sub1_hours, clicks, delivery_attempts, metadata
 from trilha.deliveries.destinations import Spec
 from trilha.deliveries.kinds import Kind
@@ -284,3 +287,49 @@ async def test_a_forget_while_a_long_read_holds_the_wal_says_it_could_not_trunca
     warned = [r.getMessage()[:30] for r in caplog.records if r.name == "trilha.web.auth"]
     # PostgreSQL has no WAL file of trilha's to truncate.
     assert warned == (["the WAL could not be truncated"] if db.dialect.name == "sqlite" else [])
+
+
+def checkpoint_refused(path: str) -> bool:
+    """Whether a checkpoint on the file is refused at once: another connection checkpoints."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as probe:
+        return tuple(probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()) == (
+            CHECKPOINT_REFUSED
+        )
+
+
+async def test_the_wal_is_truncated_once_another_connection_s_checkpoint_lets_go(
+    db: AsyncEngine, database_url: str
+) -> None:
+    await make_workspace(db)  # frames in the WAL
+    if db.dialect.name != "sqlite":
+        assert await truncate_wal(db)  # PostgreSQL has no WAL file of trilha's
+        return
+    path = str(make_url(database_url).database)
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM workspaces").fetchone()  # a read, on the latest frames
+    # Another connection's checkpoint holds the checkpoint lock while it waits for that read,
+    # then gives up after its busy timeout; the read ends after.
+    other = sqlite3.connect(path, isolation_level=None, timeout=1.0, check_same_thread=False)
+
+    def checkpoint_then_end_the_read() -> None:
+        while tuple(other.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()) == (
+            CHECKPOINT_REFUSED
+        ):  # refused by the probe below, checking at that moment
+            pass
+        reader.execute("COMMIT")
+
+    checkpointing = asyncio.create_task(asyncio.to_thread(checkpoint_then_end_the_read))
+    try:
+        while not checkpoint_refused(path):
+            assert not checkpointing.done(), "the other checkpoint never held its lock"
+            await asyncio.sleep(0.01)
+
+        truncated = await truncate_wal(db)  # begun while the other checkpoint runs
+    finally:
+        await checkpointing
+        other.close()
+        reader.close()
+
+    assert truncated
+    assert Path(path + "-wal").stat().st_size == 0

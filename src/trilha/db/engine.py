@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from typing import Any, Literal
@@ -19,6 +20,9 @@ SQLITE_BUSY_TIMEOUT_MS = 5000
 WAL_OPEN_SECONDS = 1.0  # tried again for a second in all, 10 ms apart
 WAL_OPEN_PAUSE = 0.01
 WAL_REFUSED_AT_ONCE = 0.1  # a refusal quicker than this came without the busy timeout's wait
+# What PRAGMA wal_checkpoint answers when SQLite refused to begin it: another connection holds
+# the checkpoint lock (it checkpoints), and SQLite does not wait for it with the busy timeout.
+CHECKPOINT_REFUSED = (1, -1, -1)
 # Execution option of an engine whose transactions only read (see reading()).
 READS_ONLY = "trilha_reads_only"
 
@@ -120,14 +124,27 @@ async def answers(engine: AsyncEngine) -> bool:
 async def truncate_wal(engine: AsyncEngine) -> bool:
     """On SQLite, copy the whole WAL into the database file and truncate it to nothing, so that
     no earlier version of a page survives there; whether it could (readers still on an older
-    snapshot make it wait up to the busy timeout, then give up). True on PostgreSQL."""
+    snapshot make it wait up to the busy timeout, then give up). True on PostgreSQL.
+
+    While another connection checkpoints (the app's own background checkpoint, say), SQLite
+    refuses a checkpoint at once, without the busy timeout's wait: it is tried again, 10 ms
+    apart, for up to the busy timeout, rather than leaving the WAL and the database file with
+    what the caller just erased."""
     if not is_sqlite(engine):
         return True
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
     async with engine.connect() as conn:
         raw = await conn.get_raw_connection()
-        cursor = await raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[union-attr]
-        row = await cursor.fetchone()
-    return row is not None and row[0] == 0  # (busy, WAL frames, frames checkpointed)
+        while True:
+            cursor = await raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[union-attr]
+            row = await cursor.fetchone()
+            await cursor.close()
+            # (busy, WAL frames, frames checkpointed); frames of -1 with busy: refused before
+            # it began, as while another checkpoint runs.
+            if row is None or tuple(row) != CHECKPOINT_REFUSED or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(WAL_OPEN_PAUSE)
+    return row is not None and row[0] == 0
 
 
 def blocking_engine(engine: AsyncEngine) -> Engine:
