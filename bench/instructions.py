@@ -27,9 +27,10 @@ process, the event loop and the writer thread, driven through the ASGI app (gran
 is not counted):
 
 - ``sqlite-store``: bench/baselines.py's bare click store, the floor of bench/redirect.py;
-- ``trilha``: trilha's app, with its periodic work (the checkpoint every second, upkeep, the
-  delivery worker) off: under callgrind's slowdown a second holds fifty times the requests it
-  does in life, and those timers would be counted fifty times over.
+- ``trilha``: trilha's app, started through its ASGI lifespan as the server starts it, with its
+  periodic work (the checkpoint every second, upkeep, the delivery worker) then stopped: under
+  callgrind's slowdown a second holds fifty times the requests it does in life, and those
+  timers would be counted fifty times over.
 """
 
 from __future__ import annotations
