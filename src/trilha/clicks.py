@@ -220,12 +220,7 @@ def offer_url(link: Link, click: Mapping[str, Any], params: Mapping[str, str]) -
     out = [first]
     for name, builtin, safe, written, literal in steps:
         value = builtin(link, click) if builtin is not None else params.get(name)
-        if value is None:
-            out.append(written)
-        elif value.isascii() and value.isalnum():  # url_value's first case, without its call
-            out.append(value)
-        else:
-            out.append(url_value(value, safe))
+        out.append(written if value is None else url_value(value, safe))
         out.append(literal)
     return "".join(out)
 
